@@ -1,0 +1,26 @@
+# The two commands of the README: `make demo` (install + index the bundled abstracts + run the main job)
+# and `make test` (install test extras + run the whole suite). Both create ./.venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test install
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/rag demo
+
+test: $(VENV)/.installed-test
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest

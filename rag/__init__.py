@@ -1,0 +1,39 @@
+"""Grounded question answering over research-paper abstracts.
+
+Public API: :class:`Assistant`, :class:`Settings`, :func:`get_settings`, the records
+(:class:`Paper`, :class:`Chunk`, :class:`SearchHit`, :class:`Citation`, :class:`Answer`) and the errors.
+"""
+
+from rag.assistant import Assistant
+from rag.errors import (
+    BackendError,
+    ConfigError,
+    EmptyIndexError,
+    IndexCorruptError,
+    IndexMismatchError,
+    IngestError,
+    QuestionError,
+    RagError,
+)
+from rag.settings import Settings, get_settings
+from rag.types import Answer, AnswerSentence, Chunk, Citation, Paper, SearchHit
+
+__all__ = [
+    "Answer",
+    "AnswerSentence",
+    "Assistant",
+    "BackendError",
+    "Chunk",
+    "Citation",
+    "ConfigError",
+    "EmptyIndexError",
+    "IndexCorruptError",
+    "IndexMismatchError",
+    "IngestError",
+    "Paper",
+    "QuestionError",
+    "RagError",
+    "SearchHit",
+    "Settings",
+    "get_settings",
+]

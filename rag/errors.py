@@ -1,0 +1,38 @@
+"""Errors the library raises. Every message says what went wrong and how to fix it.
+
+Only ``rag/cli.py`` turns these into exit codes; ``ui/`` catches them for display.
+"""
+
+from __future__ import annotations
+
+
+class RagError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ConfigError(RagError):
+    """A setting is missing, malformed or inconsistent."""
+
+
+class IngestError(RagError):
+    """A corpus file cannot be read. The message names the file and the line or record."""
+
+
+class IndexMismatchError(RagError):
+    """The index was built with another embedding model or chunking than the settings ask for."""
+
+
+class IndexCorruptError(RagError):
+    """Index files are missing or unreadable."""
+
+
+class EmptyIndexError(RagError):
+    """The index holds no papers yet."""
+
+
+class BackendError(RagError):
+    """A configured backend (LLM server, embeddings endpoint, Chroma server) failed or is unreachable."""
+
+
+class QuestionError(RagError):
+    """The question is empty or too long."""

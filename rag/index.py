@@ -1,0 +1,514 @@
+"""PaperIndex: the only code that talks to Chroma, plus the BM25 index kept in sync beside it.
+
+Chroma is the source of truth. The collection's metadata records the embedding model, its
+dimension and the chunking settings (a mismatch is an error, never silent mixing of vectors),
+and a ``generation`` id that changes before every write. The BM25 index on local disk stores the
+generation it was built from; when they differ (another machine wrote to a Chroma server, or an
+ingest was killed half-way) BM25 is rebuilt from Chroma's documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import bm25s
+import chromadb
+import numpy as np
+import Stemmer
+from filelock import FileLock, Timeout
+from langchain_core.embeddings import Embeddings
+
+from rag.chunking import chunk_paper
+from rag.ingest import normalise_text
+from rag.errors import BackendError, IndexCorruptError, IndexMismatchError, IngestError
+from rag.settings import Settings
+from rag.types import Chunk, MetaValue, Paper
+
+SCHEMA = 1
+_BATCH = 256
+# Internal metadata keys start with "_" so that a corpus' own keys (venue, year, track, ...) never collide.
+_INTERNAL = ("_paper_id", "_chunk", "_start", "_end", "_title", "_title_derived", "_abstract", "_hash", "_source", "_authors")
+
+
+def paper_hash(paper: Paper) -> str:
+    """Changes whenever anything indexed about the paper changes."""
+    blob = json.dumps(
+        [paper.title, paper.abstract, list(paper.authors), paper.venue, paper.year, paper.url, paper.metadata],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def index_text(paper: Paper, chunk: Chunk) -> str:
+    """What is embedded and BM25-indexed for a chunk: the given title (not a derived one) and the normalised text."""
+    body = normalise_text(chunk.text)
+    return body if paper.title_derived else f"{normalise_text(paper.title)}. {body}"
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did."""
+
+    papers_seen: int = 0
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    chunks_written: int = 0
+    embedded: int = 0  # texts the embedding model actually computed (cache misses)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "papers_seen": self.papers_seen,
+            "added": len(self.added),
+            "updated": len(self.updated),
+            "unchanged": self.unchanged,
+            "removed": len(self.removed),
+            "chunks_written": self.chunks_written,
+            "embedded": self.embedded,
+        }
+
+
+@dataclass
+class RawHit:
+    chunk_id: str
+    score: float
+    document: str
+    metadata: dict[str, Any]
+
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+
+
+class BM25Store:
+    """bm25s over chunk texts, saved under ``dir`` with the chunk ids and filterable metadata."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self._stemmer = Stemmer.Stemmer("english")
+        self._stop = set(bm25s.stopwords.STOPWORDS_EN)
+        self.generation: str | None = None
+        self.ids: list[str] = []
+        self.meta: list[dict[str, Any]] = []
+        self._bm25: bm25s.BM25 | None = None
+        self._vocab: set[str] = set()
+
+    def tokenize(self, text: str) -> list[str]:
+        words = [w for w in _TOKEN.findall(text.lower()) if w not in self._stop]
+        return self._stemmer.stemWords(words)
+
+    def build(self, ids: list[str], texts: list[str], meta: list[dict[str, Any]], generation: str) -> None:
+        self.ids, self.meta, self.generation = ids, meta, generation
+        if ids:
+            bm = bm25s.BM25()
+            bm.index([self.tokenize(t) or ["_empty_"] for t in texts], show_progress=False)
+            self._bm25 = bm
+            self._vocab = set(bm.vocab_dict)
+        else:
+            self._bm25, self._vocab = None, set()
+
+    def save(self) -> None:
+        tmp = self.dir.with_name(self.dir.name + f".tmp-{uuid.uuid4().hex[:8]}")
+        tmp.mkdir(parents=True)
+        if self._bm25 is not None:
+            self._bm25.save(str(tmp / "bm25"), show_progress=False)
+        (tmp / "chunks.json").write_text(json.dumps({"generation": self.generation, "ids": self.ids, "meta": self.meta}))
+        old = self.dir.with_name(self.dir.name + ".old")
+        if self.dir.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            self.dir.rename(old)
+        tmp.rename(self.dir)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def load(self) -> bool:
+        """Load from disk; False when absent or unreadable (the caller rebuilds)."""
+        try:
+            data = json.loads((self.dir / "chunks.json").read_text())
+            self.ids, self.meta, self.generation = data["ids"], data["meta"], data["generation"]
+            self._bm25 = bm25s.BM25.load(str(self.dir / "bm25"), show_progress=False) if self.ids else None
+            self._vocab = set(self._bm25.vocab_dict) if self._bm25 is not None else set()
+            return True
+        except (OSError, ValueError, KeyError):
+            self.ids, self.meta, self.generation, self._bm25 = [], [], None, None
+            return False
+
+    def search(self, query: str, n: int, where: dict[str, MetaValue] | None = None) -> list[tuple[str, float]]:
+        if self._bm25 is None:
+            return []
+        tokens = [t for t in self.tokenize(query) if t in self._vocab]
+        if not tokens:
+            return []
+        mask = None
+        if where:
+            mask = np.array([1.0 if _matches(m, where) else 0.0 for m in self.meta], dtype=np.float32)
+            if not mask.any():
+                return []
+        k = min(n, len(self.ids))
+        docs, scores = self._bm25.retrieve([tokens], k=k, weight_mask=mask, show_progress=False, n_threads=1)
+        return [(self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+
+def _matches(meta: dict[str, Any], where: dict[str, MetaValue]) -> bool:
+    return all(meta.get(k) == v for k, v in where.items())
+
+
+def to_chroma_where(where: dict[str, MetaValue] | None) -> dict[str, Any] | None:
+    if not where:
+        return None
+    clauses = [{k: v} for k, v in where.items()]
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class PaperIndex:
+    """Chunks, embeddings and metadata of a corpus in one Chroma collection, with BM25 beside it."""
+
+    def __init__(self, settings: Settings, embeddings: Embeddings, *, model_name: str | None = None) -> None:
+        self.settings = settings
+        self.embeddings = embeddings
+        self.model_name = model_name or str(getattr(embeddings, "model_name", None) or settings.embedding.model)
+        self.data_dir = Path(settings.data_dir).expanduser()
+        self._client: Any = None
+        self._collection: Any = None
+        self._bm25: BM25Store | None = None
+        self._dimension: int | None = getattr(embeddings, "dimension", None)
+
+    # ---------------------------------------------------------------- connection
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> Any:
+        url = self.settings.chroma_url
+        try:
+            if url:
+                u = urlparse(url)
+                client = chromadb.HttpClient(
+                    host=u.hostname or "127.0.0.1", port=u.port or (443 if u.scheme == "https" else 8000), ssl=u.scheme == "https"
+                )
+                client.heartbeat()
+                return client
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=str(self.data_dir / "chroma"))
+        except Exception as e:  # chromadb raises many types (ValueError, ConnectionError, its own errors)
+            where = f"Chroma server at {url}" if url else f"Chroma data in {self.data_dir / 'chroma'}"
+            hint = "is `chroma run` started there?" if url else "delete that folder and run `rag ingest --rebuild PATH`"
+            cls = BackendError if url else IndexCorruptError
+            raise cls(f"Cannot open the {where}: {e} ({hint})") from e
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = len(self.embeddings.embed_query("dimension probe"))
+        return self._dimension
+
+    def _expected_meta(self) -> dict[str, Any]:
+        c = self.settings.chunking
+        return {
+            "rag_schema": SCHEMA,
+            "embedding_model": self.model_name,
+            "dimension": self.dimension,
+            "chunk_max_tokens": c.max_tokens,
+            "chunk_overlap": c.overlap,
+            "chunk_encoding": c.encoding,
+        }
+
+    def _get_collection(self, create: bool) -> Any:
+        if self._collection is not None:
+            return self._collection
+        name = self.settings.collection
+        try:
+            col = self.client.get_collection(name, embedding_function=None)
+        except Exception as e:  # NotFoundError differs across chroma versions / client types
+            if "does not exist" not in str(e) and "not found" not in str(e).lower():
+                raise BackendError(f"Cannot open Chroma collection {name!r}: {e}") from e
+            if not create:
+                return None
+            meta = self._expected_meta() | {"generation": uuid.uuid4().hex}
+            col = self.client.create_collection(
+                name, configuration={"hnsw": {"space": "cosine"}}, metadata=meta, embedding_function=None
+            )
+        self._check_compatible(col.metadata or {})
+        self._collection = col
+        return col
+
+    def _check_compatible(self, meta: dict[str, Any]) -> None:
+        expected = self._expected_meta()
+        diffs = [f"{k}: index has {meta.get(k)!r}, settings ask for {v!r}" for k, v in expected.items() if meta.get(k) != v]
+        if diffs:
+            raise IndexMismatchError(
+                f"The index in collection {self.settings.collection!r} was built with other settings ("
+                + "; ".join(diffs)
+                + "). Rebuild it with `rag ingest --rebuild PATH...`, or change the settings back."
+            )
+
+    @property
+    def collection(self) -> Any:
+        return self._get_collection(create=True)
+
+    def exists(self) -> bool:
+        return self._get_collection(create=False) is not None
+
+    # ---------------------------------------------------------------- BM25 sync
+    def _bm25_dir(self) -> Path:
+        return self.data_dir / "bm25" / self.settings.collection
+
+    @property
+    def bm25(self) -> BM25Store:
+        gen = (self.collection.metadata or {}).get("generation")
+        if self._bm25 is None:
+            self._bm25 = BM25Store(self._bm25_dir())
+            self._bm25.load()
+        if self._bm25.generation != gen:
+            self._rebuild_bm25(gen)
+        return self._bm25
+
+    def _rebuild_bm25(self, generation: str | None) -> None:
+        ids, texts, meta = [], [], []
+        for cid, doc, m in self._iter_all(include_documents=True):
+            ids.append(cid)
+            texts.append(doc)
+            meta.append({k: v for k, v in m.items() if not k.startswith("_")})
+        store = self._bm25 or BM25Store(self._bm25_dir())
+        store.build(ids, texts, meta, generation or "")
+        store.save()
+        self._bm25 = store
+
+    def _iter_all(self, include_documents: bool = False) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Every chunk (id, index text, metadata), paged so 100k chunks don't load at once."""
+        col = self.collection
+        include = ["metadatas", "documents"] if include_documents else ["metadatas"]
+        offset, page = 0, 5000
+        while True:
+            got = col.get(include=include, limit=page, offset=offset)
+            ids = got["ids"]
+            if not ids:
+                return
+            docs = got.get("documents") or [""] * len(ids)
+            for cid, doc, m in zip(ids, docs, got["metadatas"]):
+                yield cid, doc or "", dict(m or {})
+            offset += len(ids)
+
+    # ---------------------------------------------------------------- writing
+    def rebuild(self) -> None:
+        """Delete the collection and the BM25 index; the next ingest starts from scratch."""
+        try:
+            self.client.delete_collection(self.settings.collection)
+        except Exception as e:
+            if "does not exist" not in str(e) and "not found" not in str(e).lower():
+                raise BackendError(f"Cannot delete collection {self.settings.collection!r}: {e}") from e
+        self._collection = None
+        self._bm25 = None
+        shutil.rmtree(self._bm25_dir(), ignore_errors=True)
+
+    def ingest(
+        self,
+        papers: Sequence[Paper],
+        *,
+        prune: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        lock_timeout: float = 600.0,
+    ) -> IngestReport:
+        """Add new papers, replace changed ones, skip unchanged ones; with ``prune`` remove papers not given.
+
+        Embeddings go through the embeddings object (wrap it in a cache to skip recomputation).
+        ``progress(done, total)`` is called as chunks are written.
+        """
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.data_dir / f".ingest-{self.settings.collection}.lock"))
+        try:
+            lock.acquire(timeout=lock_timeout)
+        except Timeout as e:
+            raise IngestError(f"Another ingest holds {lock.lock_file}; wait for it to finish (waited {lock_timeout:.0f} s).") from e
+        try:
+            return self._ingest_locked(papers, prune=prune, progress=progress)
+        finally:
+            lock.release()
+
+    def _ingest_locked(
+        self, papers: Sequence[Paper], *, prune: bool, progress: Callable[[int, int], None] | None
+    ) -> IngestReport:
+        report = IngestReport(papers_seen=len(papers))
+        col = self.collection
+        existing: dict[str, tuple[str, list[str]]] = {}  # paper_id -> (hash, chunk ids)
+        for cid, _doc, m in self._iter_all():
+            pid = str(m.get("_paper_id"))
+            h, ids = existing.get(pid, (str(m.get("_hash")), []))
+            ids.append(cid)
+            existing[pid] = (h, ids)
+
+        to_write: list[Paper] = []
+        stale_chunks: list[str] = []
+        given = set()
+        for p in papers:
+            given.add(p.paper_id)
+            old = existing.get(p.paper_id)
+            if old is None:
+                report.added.append(p.paper_id)
+                to_write.append(p)
+            elif old[0] != paper_hash(p):
+                report.updated.append(p.paper_id)
+                stale_chunks.extend(old[1])
+                to_write.append(p)
+            else:
+                report.unchanged += 1
+        if prune:
+            for pid, (_h, ids) in existing.items():
+                if pid not in given:
+                    report.removed.append(pid)
+                    stale_chunks.extend(ids)
+        if not to_write and not stale_chunks:
+            _ = self.bm25  # make sure BM25 exists and is in sync even when nothing changed
+            return report
+
+        # Mark the index as changing before touching it: a crash from here on leaves a generation
+        # that no BM25 snapshot carries, so the next reader rebuilds BM25 from Chroma.
+        generation = uuid.uuid4().hex
+        col.modify(metadata=dict(col.metadata or {}) | {"generation": generation})
+        for i in range(0, len(stale_chunks), 5000):
+            col.delete(ids=stale_chunks[i : i + 5000])
+
+        rows = [(p, c) for p in to_write for c in chunk_paper(p, **self.settings.chunking.model_dump())]
+        total = len(rows)
+        computed_before = getattr(self.embeddings, "computed", None)
+        for i in range(0, total, _BATCH):
+            batch = rows[i : i + _BATCH]
+            texts = [index_text(p, c) for p, c in batch]
+            try:
+                vectors = self.embeddings.embed_documents(texts)
+            except Exception as e:  # a remote embeddings endpoint can fail in many ways
+                raise BackendError(f"Embedding failed after {i} of {total} chunks: {e}") from e
+            col.upsert(
+                ids=[c.chunk_id for _, c in batch],
+                embeddings=[list(map(float, v)) for v in vectors],
+                documents=texts,
+                metadatas=[chunk_metadata(p, c) for p, c in batch],
+            )
+            report.chunks_written += len(batch)
+            if progress:
+                progress(report.chunks_written, total)
+        computed_after = getattr(self.embeddings, "computed", None)
+        report.embedded = (computed_after - computed_before) if computed_before is not None else total
+        self._collection = None  # re-read metadata (generation) next time
+        self._rebuild_bm25(generation)
+        return report
+
+    # ---------------------------------------------------------------- reading
+    def count_chunks(self) -> int:
+        col = self._get_collection(create=False)
+        return 0 if col is None else int(col.count())
+
+    def paper_ids(self) -> set[str]:
+        if not self.exists():
+            return set()
+        return {str(m.get("_paper_id")) for _cid, _d, m in self._iter_all()}
+
+    def papers(self) -> list[Paper]:
+        """Every indexed paper (rebuilt from the metadata of its first chunk)."""
+        if not self.exists():
+            return []
+        seen: dict[str, Paper] = {}
+        for _cid, _d, m in self._iter_all():
+            pid = str(m.get("_paper_id"))
+            if pid not in seen:
+                seen[pid] = paper_from_metadata(m)
+        return sorted(seen.values(), key=lambda p: p.paper_id)
+
+    def dense_search(self, vector: Sequence[float], n: int, where: dict[str, MetaValue] | None = None) -> list[RawHit]:
+        col = self._get_collection(create=False)
+        if col is None or col.count() == 0:
+            return []
+        try:
+            res = col.query(
+                query_embeddings=[list(map(float, vector))],
+                n_results=min(n, col.count()),
+                where=to_chroma_where(where),
+                include=["documents", "metadatas", "distances"],
+            )
+        except Exception as e:
+            raise BackendError(f"Chroma query failed: {e}") from e
+        return [
+            RawHit(cid, 1.0 - float(d), doc or "", dict(m or {}))
+            for cid, d, doc, m in zip(res["ids"][0], res["distances"][0], res["documents"][0], res["metadatas"][0])
+        ]
+
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, RawHit]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        got = self.collection.get(ids=ids, include=["documents", "metadatas"])
+        return {cid: RawHit(cid, 0.0, doc or "", dict(m or {})) for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"])}
+
+    def disk_bytes(self) -> int:
+        if not self.data_dir.exists():
+            return 0
+        return sum(f.stat().st_size for f in self.data_dir.rglob("*") if f.is_file())
+
+    def stats(self) -> dict[str, Any]:
+        ids = self.paper_ids()
+        return {
+            "papers": len(ids),
+            "chunks": self.count_chunks(),
+            "embedding_model": self.model_name,
+            "dimension": self.dimension,
+            "bytes": self.disk_bytes(),
+        }
+
+
+def chunk_metadata(paper: Paper, chunk: Chunk) -> dict[str, MetaValue]:
+    meta: dict[str, MetaValue] = {
+        "_paper_id": paper.paper_id,
+        "_chunk": chunk.index,
+        "_start": chunk.start,
+        "_end": chunk.end,
+        "_title": paper.title,
+        "_title_derived": paper.title_derived,
+        "_abstract": paper.abstract,
+        "_hash": paper_hash(paper),
+        "_source": paper.source,
+    }
+    if paper.authors:
+        meta["_authors"] = json.dumps(list(paper.authors), ensure_ascii=False)
+    for key in ("venue", "year", "url"):
+        value = getattr(paper, key)
+        if value is not None:
+            meta[key] = value
+    for key, value in paper.metadata.items():
+        if not key.startswith("_") and key not in meta:
+            meta[key] = value
+    return meta
+
+
+def paper_from_metadata(m: dict[str, Any]) -> Paper:
+    extra = {k: v for k, v in m.items() if not k.startswith("_") and k not in ("venue", "year", "url")}
+    return Paper(
+        paper_id=str(m["_paper_id"]),
+        title=str(m.get("_title", "")),
+        abstract=str(m.get("_abstract", "")),
+        title_derived=bool(m.get("_title_derived", False)),
+        authors=tuple(json.loads(m["_authors"])) if m.get("_authors") else (),
+        venue=m.get("venue"),
+        year=m.get("year"),
+        url=m.get("url"),
+        metadata=extra,
+        source=str(m.get("_source", "")),
+    )
+
+
+def user_metadata(m: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in m.items() if not k.startswith("_")}
+    if m.get("_authors"):
+        out["authors"] = json.loads(m["_authors"])
+    return out

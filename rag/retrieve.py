@@ -1,0 +1,139 @@
+"""Hybrid retrieval: dense (Chroma) + BM25 (bm25s) fused by reciprocal-rank fusion at paper level,
+and a LangChain ``BaseRetriever`` adapter so LangChain users can reuse it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
+from rag.index import PaperIndex, RawHit, user_metadata
+from rag.settings import RetrievalSettings
+from rag.types import MetaValue, SearchHit
+
+Mode = Literal["hybrid", "dense", "bm25"]
+
+
+def parse_where(pairs: list[str] | tuple[str, ...]) -> dict[str, MetaValue]:
+    """``["venue=NeurIPS", "year=2018"]`` -> ``{"venue": "NeurIPS", "year": 2018}`` (integers become ints)."""
+    where: dict[str, MetaValue] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"Filter {pair!r} is not key=value")
+        v: MetaValue = value.strip()
+        if isinstance(v, str) and v.lstrip("-").isdigit():
+            v = int(v)
+        where[key.strip()] = v
+    return where
+
+
+class Retriever:
+    """Searches a :class:`PaperIndex`; one hit per paper, best chunk first."""
+
+    def __init__(self, index: PaperIndex, settings: RetrievalSettings) -> None:
+        self.index = index
+        self.settings = settings
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        where: dict[str, MetaValue] | None = None,
+        mode: Mode | None = None,
+    ) -> list[SearchHit]:
+        k = k or self.settings.k
+        mode = mode or self.settings.mode
+        n = max(self.settings.candidates, 3 * k)
+        dense: list[RawHit] = []
+        if mode in ("hybrid", "dense"):
+            dense = self.index.dense_search(self.index.embeddings.embed_query(query), n, where)
+        sparse: list[tuple[str, float]] = []
+        if mode in ("hybrid", "bm25"):
+            sparse = self.index.bm25.search(query, n, where)
+
+        # best chunk per paper, and each paper's rank in each list
+        best: dict[str, RawHit] = {}
+        dense_rank: dict[str, int] = {}
+        dense_score: dict[str, float] = {}
+        for hit in dense:
+            pid = str(hit.metadata["_paper_id"])
+            if pid not in dense_rank:
+                dense_rank[pid] = len(dense_rank)
+                dense_score[pid] = hit.score
+                best[pid] = hit
+        bm25_rank: dict[str, int] = {}
+        bm25_score: dict[str, float] = {}
+        bm25_chunk: dict[str, str] = {}
+        for cid, score in sparse:
+            pid = cid.rsplit("#", 1)[0]
+            if pid not in bm25_rank:
+                bm25_rank[pid] = len(bm25_rank)
+                bm25_score[pid] = score
+                bm25_chunk[pid] = cid
+
+        c = self.settings.rrf_k
+        fused: dict[str, float] = {}
+        for pid in dense_rank.keys() | bm25_rank.keys():
+            if mode == "dense":
+                fused[pid] = dense_score[pid]
+            elif mode == "bm25":
+                fused[pid] = bm25_score[pid]
+            else:
+                fused[pid] = sum(1.0 / (c + 1 + r[pid]) for r in (dense_rank, bm25_rank) if pid in r)
+        top = sorted(fused, key=lambda p: (-fused[p], p))[:k]
+        missing = [bm25_chunk[p] for p in top if p not in best]
+        best.update({h.metadata["_paper_id"]: h for h in self.index.get_chunks(missing).values()})
+        hits = []
+        for pid in top:
+            h = best[pid]
+            m = h.metadata
+            start, end = int(m["_start"]), int(m["_end"])
+            abstract = str(m.get("_abstract", ""))
+            hits.append(
+                SearchHit(
+                    paper_id=pid,
+                    chunk_id=h.chunk_id,
+                    title=str(m.get("_title", "")),
+                    text=abstract[start:end],
+                    start=start,
+                    end=end,
+                    score=round(fused[pid], 6),
+                    dense_score=dense_score.get(pid),
+                    bm25_score=bm25_score.get(pid),
+                    abstract=abstract,
+                    metadata=user_metadata(m),
+                )
+            )
+        return hits
+
+
+class HybridRetriever(BaseRetriever):
+    """LangChain retriever over :class:`Retriever`: one ``Document`` per paper, ``page_content`` = best chunk."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    retriever: Any
+    k: int | None = None
+    where: dict[str, Any] | None = None
+    mode: Mode | None = None
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        return [
+            Document(
+                page_content=h.text,
+                metadata={
+                    "paper_id": h.paper_id,
+                    "chunk_id": h.chunk_id,
+                    "title": h.title,
+                    "score": h.score,
+                    "start": h.start,
+                    "end": h.end,
+                    **h.metadata,
+                },
+            )
+            for h in self.retriever.search(query, k=self.k, where=self.where, mode=self.mode)
+        ]

@@ -1,0 +1,170 @@
+"""One typed settings object, read from ``RAG_*`` environment variables and an optional TOML file.
+
+Precedence: keyword arguments > environment > ``.env`` > TOML file (``RAG_CONFIG`` or ``./rag.toml``) > defaults.
+Nested groups use ``__`` in environment names (``RAG_RETRIEVAL__K=8``); the user-facing names the
+issues promise (``RAG_DATA_DIR``, ``RAG_CHROMA_URL``, ``RAG_LLM_BASE_URL``, ``RAG_LLM_MODEL``,
+``RAG_LLM_API_KEY``) work too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from rag.errors import ConfigError
+
+
+def default_data_dir() -> Path:
+    """Per-user data directory (XDG), never the current directory."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "rag-abstracts"
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbeddingSettings(_Group):
+    provider: Literal["local", "openai"] = Field(
+        default="local", description="'local': the bundled all-MiniLM-L6-v2 (int8 ONNX); 'openai': any OpenAI-compatible embeddings endpoint."
+    )
+    model: str = Field(default="all-MiniLM-L6-v2-int8", description="Embedding model name (for 'openai', the endpoint's model).")
+    base_url: str | None = Field(default=None, description="Embeddings endpoint URL when provider is 'openai'.")
+    api_key: SecretStr | None = Field(default=None, description="API key of the embeddings endpoint.")
+    threads: int = Field(default=2, ge=1, description="CPU threads for the local embedding model.")
+    batch_size: int = Field(default=32, ge=1, description="Texts per embedding batch.")
+
+
+class ChunkSettings(_Group):
+    max_tokens: int = Field(default=220, ge=16, description="Largest chunk in tokens (tiktoken); an abstract that fits stays one chunk.")
+    overlap: int = Field(default=40, ge=0, description="Tokens shared by consecutive chunks of one abstract.")
+    encoding: str = Field(default="cl100k_base", description="tiktoken encoding used to count tokens.")
+
+
+class RetrievalSettings(_Group):
+    k: int = Field(default=5, ge=1, le=100, description="Papers returned per search / shown to the LLM.")
+    mode: Literal["hybrid", "dense", "bm25"] = Field(default="hybrid", description="Dense + BM25 fused by RRF, or one of them alone.")
+    rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
+    candidates: int = Field(default=50, ge=1, description="Candidates taken from each retriever before fusion.")
+
+
+class LLMSettings(_Group):
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp). Empty: the embedded local model."
+    )
+    model: str = Field(default="qwen2.5-coder-1.5b-instruct-q4_k_m", description="Model name sent to the endpoint.")
+    api_key: SecretStr | None = Field(default=None, description="API key of the endpoint (never logged).")
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int = Field(default=160, ge=1, description="Longest answer in tokens.")
+    timeout: float = Field(default=60.0, gt=0, description="Seconds before a request to the LLM fails.")
+    max_retries: int = Field(default=1, ge=0, description="Retries on connection errors and 5xx.")
+    threads: int = Field(default=2, ge=1, description="CPU threads of the embedded llama.cpp server.")
+    ctx: int = Field(default=4096, ge=512, description="Context window of the embedded llama.cpp server.")
+
+
+class AnswerSettings(_Group):
+    mode: Literal["llm", "extractive"] = Field(default="llm", description="'extractive' answers with cited sentences, no LLM.")
+    context_tokens: int = Field(default=450, ge=50, description="Token budget of the evidence shown to the LLM.")
+    min_relevance: float = Field(default=0.30, description="Refuse when no retrieved chunk has cosine similarity at least this.")
+    min_support: float = Field(default=0.45, description="A sentence with a lower support score is unsupported.")
+    max_question_chars: int = Field(default=2000, ge=1, description="Longer questions are rejected.")
+
+
+class Settings(BaseSettings):
+    """Every setting of the assistant. Build with :func:`get_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="RAG_", env_nested_delimiter="__", env_file=".env", extra="forbid", validate_default=True
+    )
+
+    data_dir: Path = Field(default_factory=default_data_dir, description="Where the index, BM25 and caches live (RAG_DATA_DIR).")
+    chroma_url: str | None = Field(default=None, description="Chroma server URL (RAG_CHROMA_URL); empty: embedded on disk.")
+    collection: str = Field(default="abstracts", min_length=3, description="Chroma collection name.")
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    chunking: ChunkSettings = ChunkSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    llm: LLMSettings = LLMSettings()
+    answer: AnswerSettings = AnswerSettings()
+
+    @field_validator("chroma_url")
+    @classmethod
+    def _check_url(cls, v: str | None) -> str | None:
+        if v and not v.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {v!r}")
+        return v or None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = os.environ.get("RAG_CONFIG") or "rag.toml"
+        return (
+            init_settings,
+            _FlatAliases(settings_cls),
+            env_settings,
+            dotenv_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=toml),
+        )
+
+    def masked(self) -> dict[str, Any]:
+        """The effective settings as JSON-able data, secrets shown as '**********'."""
+        return _mask(self.model_dump(mode="json"), self)
+
+
+# Flat names promised to users, mapped onto nested fields.
+_ALIASES = {
+    "RAG_LLM_BASE_URL": ("llm", "base_url"),
+    "RAG_LLM_MODEL": ("llm", "model"),
+    "RAG_LLM_API_KEY": ("llm", "api_key"),
+    "RAG_EMBEDDING_BASE_URL": ("embedding", "base_url"),
+    "RAG_EMBEDDING_API_KEY": ("embedding", "api_key"),
+}
+
+
+class _FlatAliases(PydanticBaseSettingsSource):
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for env, (group, key) in _ALIASES.items():
+            if os.environ.get(env):
+                out.setdefault(group, {})[key] = os.environ[env]
+        return out
+
+
+def _mask(data: dict[str, Any], model: BaseModel) -> dict[str, Any]:
+    for name, value in list(data.items()):
+        attr = getattr(model, name, None)
+        if isinstance(attr, SecretStr):
+            data[name] = "**********"
+        elif isinstance(attr, BaseModel) and isinstance(value, dict):
+            data[name] = _mask(value, attr)
+    return data
+
+
+def get_settings(**overrides: Any) -> Settings:
+    """Read settings once; a bad value raises :class:`ConfigError` naming the setting."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors(include_url=False, include_input=False)
+        )
+        raise ConfigError(f"Invalid settings: {problems}") from e
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"Cannot read settings: {e}") from e

@@ -1,0 +1,127 @@
+"""Frozen records that cross the public API: papers, chunks, search hits, citations, answers."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MetaValue = str | int | float | bool
+
+
+class Paper(BaseModel):
+    """One abstract as read from a corpus file.
+
+    ``abstract`` is the original text, kept verbatim for display and quoting; the indexed text is
+    derived from it by :func:`rag.ingest.normalise_text`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    paper_id: str = Field(description="The id given in the source, else a content hash ('h-' + 16 hex).")
+    title: str = Field(description="Given title, else a short deterministic display title.")
+    abstract: str = Field(description="Original abstract text, verbatim.")
+    title_derived: bool = Field(default=False, description="True when the title was derived from the abstract.")
+    authors: tuple[str, ...] = ()
+    venue: str | None = None
+    year: int | None = None
+    url: str | None = None
+    metadata: dict[str, MetaValue] = Field(default_factory=dict, description="Other keys from the source record.")
+    source: str = Field(default="", description="Where it was read: 'file.jsonl:12'.")
+
+
+class Chunk(BaseModel):
+    """A token-bounded slice of one abstract. ``start``/``end`` index into ``Paper.abstract``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: str
+    paper_id: str
+    index: int
+    text: str = Field(description="abstract[start:end], original text.")
+    start: int
+    end: int
+    n_tokens: int = 0
+
+
+class SearchHit(BaseModel):
+    """A retrieved chunk with its paper's display fields and fused score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    paper_id: str
+    chunk_id: str
+    title: str
+    text: str
+    start: int
+    end: int
+    score: float = Field(description="Fused RRF score (hybrid), or cosine similarity (dense) / BM25 score.")
+    dense_score: float | None = Field(default=None, description="Cosine similarity of the chunk to the query.")
+    bm25_score: float | None = None
+    abstract: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "paper_id": self.paper_id,
+            "title": self.title,
+            "score": self.score,
+            "text": self.text,
+            "metadata": self.metadata,
+        }
+
+
+class Citation(BaseModel):
+    """A verified citation: marker ``[n]`` resolves to ``paper_id``; ``span`` locates the supporting
+    sentence in the paper's original abstract."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    paper_id: str
+    title: str
+    text: str = Field(description="The cited chunk's text.")
+    span: tuple[int, int] = Field(description="Character span of the supporting sentence in the abstract.")
+    quote: str = Field(default="", description="The supporting sentence itself.")
+    support: float = 0.0
+
+
+class AnswerSentence(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    citations: tuple[int, ...] = ()
+    support: float = 0.0
+    supported: bool = True
+
+
+class Answer(BaseModel):
+    """The result of :meth:`rag.Assistant.ask`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    standalone_question: str
+    text: str
+    refused: bool
+    citations: list[Citation] = Field(default_factory=list)
+    sources: list[SearchHit] = Field(default_factory=list)
+    sentences: list[AnswerSentence] = Field(default_factory=list)
+    unsupported: list[str] = Field(default_factory=list)
+    mode: Literal["llm", "extractive"] = "llm"
+    timings: dict[str, float] = Field(default_factory=dict)
+    tokens: dict[str, int] = Field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "standalone_question": self.standalone_question,
+            "answer": self.text,
+            "refused": self.refused,
+            "citations": [c.model_dump() for c in self.citations],
+            "sources": [s.to_json() | {"chunk_id": s.chunk_id} for s in self.sources],
+            "unsupported": self.unsupported,
+            "mode": self.mode,
+            "timings": self.timings,
+            "tokens": self.tokens,
+        }

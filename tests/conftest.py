@@ -1,0 +1,149 @@
+"""Shared fixtures: real embedding model (cached per session), real Chroma (embedded and server)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def _seed_path() -> Path:
+    shared = SHARED / "neurips2026_abstracts.txt"
+    return shared if shared.exists() else ROOT / "rag" / "data" / "neurips2026_abstracts.txt"
+
+
+@pytest.fixture(scope="session")
+def seed_corpus() -> Path:
+    """The NeurIPS 2026 seed abstracts (the shared copy; the bundled one if absent)."""
+    return _seed_path()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Any:
+    from rag.embedding import MiniLMEmbeddings
+
+    return MiniLMEmbeddings(threads=2)
+
+
+@pytest.fixture(scope="session")
+def embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from rag.embedding import EmbeddingCache
+
+    return EmbeddingCache(tmp_path_factory.mktemp("emb") / "cache.sqlite")
+
+
+@pytest.fixture
+def embeddings(minilm: Any, embedding_cache: Any) -> Any:
+    """The real model behind a cache shared by the session (``computed`` starts at 0 per test)."""
+    from rag.embedding import CachedEmbeddings
+
+    return CachedEmbeddings(minilm, embedding_cache)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `chroma run` on 127.0.0.1; yields its URL."""
+    import urllib.request
+
+    port = free_port()
+    path = tmp_path_factory.mktemp("chroma-server")
+    exe = Path(sys.executable).with_name("chroma")
+    log = open(path / "server.log", "w")
+    proc = subprocess.Popen(
+        [str(exe), "run", "--path", str(path / "db"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=os.environ | {"ANONYMIZED_TELEMETRY": "False"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).read()
+            break
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                raise RuntimeError(f"chroma run did not start: {(path / 'server.log').read_text()[-2000:]}")
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(params=["embedded", "server"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Run a test against the embedded PersistentClient and against a real Chroma server."""
+    return str(request.param)
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """Settings in a fresh data dir; with the ``backend`` fixture active, on a Chroma server too."""
+    from rag.settings import Settings
+
+    counter = {"n": 0}
+
+    def make(**overrides: Any) -> Any:
+        counter["n"] += 1
+        base: dict[str, Any] = {"data_dir": tmp_path / f"data{counter['n']}"}
+        if "backend" in request.fixturenames and request.getfixturevalue("backend") == "server":
+            base["chroma_url"] = request.getfixturevalue("chroma_server")
+            # one collection per test on the shared server
+            base["collection"] = f"t{abs(hash(request.node.nodeid)) % 10**10}x{counter['n']}"
+        return Settings(**(base | overrides))
+
+    return make
+
+
+@pytest.fixture
+def make_assistant(make_settings: Callable[..., Any], embeddings: Any) -> Callable[..., Any]:
+    from rag.assistant import Assistant
+
+    def make(**overrides: Any) -> Any:
+        return Assistant(make_settings(**overrides), embeddings=embeddings)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def seed_assistant(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Any:
+    """An assistant with the seed abstracts indexed (embedded Chroma), shared read-only by tests."""
+    from rag.assistant import Assistant
+    from rag.embedding import CachedEmbeddings
+    from rag.settings import Settings
+
+    a = Assistant(Settings(data_dir=tmp_path_factory.mktemp("seed")), embeddings=CachedEmbeddings(minilm, embedding_cache))
+    a.ingest([_seed_path()])
+    return a
+
+
+def paper_id_containing(assistant: Any, snippet: str) -> str:
+    """The id of the one indexed paper whose abstract contains ``snippet``."""
+    ids = [p.paper_id for p in assistant.papers() if snippet in p.abstract]
+    assert len(ids) == 1, f"{snippet!r} matches {len(ids)} papers"
+    return ids[0]

@@ -1,0 +1,132 @@
+"""PaperIndex against real Chroma (embedded and a `chroma run` server) with the real embedding model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from rag.errors import EmptyIndexError, IndexMismatchError
+from rag.types import Paper
+
+
+def _papers() -> list[Paper]:
+    return [
+        Paper(paper_id="p1", title="Zebra counting from drones", abstract="We count zebras in aerial drone video of the savanna.",
+              venue="NeurIPS", year=2018),
+        Paper(paper_id="p2", title="Quantum sampling", abstract="A quantum algorithm samples sparse subnetworks in polynomial time.",
+              venue="ICML", year=2019),
+        Paper(paper_id="p3", title="Graphene heat", abstract="We measure the thermal conductivity of suspended graphene sheets.",
+              venue="NeurIPS", year=2019, metadata={"track": "datasets"}),
+    ]
+
+
+def test_ingest_writes_every_paper_and_records_the_model(make_assistant: Callable[..., Any], backend: str) -> None:
+    a = make_assistant()
+    report = a.ingest_papers(_papers())
+    assert sorted(report.added) == ["p1", "p2", "p3"]
+    stats = a.stats()
+    assert stats["papers"] == 3 and stats["chunks"] == 3
+    assert stats["embedding_model"] == "all-MiniLM-L6-v2-int8" and stats["dimension"] == 384
+    meta = a.index.collection.metadata
+    assert meta["embedding_model"] == "all-MiniLM-L6-v2-int8" and meta["chunk_max_tokens"] == 220
+
+
+def test_reingest_adds_and_embeds_nothing(make_assistant: Callable[..., Any], seed_corpus: Path, backend: str) -> None:
+    a = make_assistant()
+    first = a.ingest([seed_corpus])
+    assert len(first.added) == 19
+    computed = a.embeddings.computed
+    again = a.ingest([seed_corpus])
+    assert again.added == [] and again.updated == [] and again.unchanged == 19
+    assert a.embeddings.computed == computed  # zero new embeddings
+    assert again.embedded == 0 and again.chunks_written == 0
+    assert a.stats()["papers"] == 19
+
+
+def test_rebuilding_from_scratch_reuses_cached_embeddings(make_assistant: Callable[..., Any], seed_corpus: Path) -> None:
+    a = make_assistant()
+    a.ingest([seed_corpus])
+    before = a.embeddings.computed
+    report = a.ingest([seed_corpus], rebuild=True)
+    assert len(report.added) == 19 and report.chunks_written > 19
+    assert a.embeddings.computed == before  # every vector came from the (model, text-hash) cache
+
+
+def test_changed_abstract_replaces_its_chunks(make_assistant: Callable[..., Any], backend: str) -> None:
+    a = make_assistant()
+    a.ingest_papers(_papers())
+    changed = _papers()
+    changed[2] = changed[2].model_copy(update={"title": "Copper wires", "abstract": "We measure the electrical resistance of copper nanowires."})
+    report = a.ingest_papers(changed)
+    assert report.updated == ["p3"] and report.unchanged == 2 and report.embedded == 1
+    assert a.stats()["chunks"] == 3
+    hits = a.search("copper nanowire resistance", k=1)
+    assert hits[0].paper_id == "p3" and "copper" in hits[0].text
+    assert a.search("graphene", k=3, mode="bm25") == []  # the old text is gone from BM25 too
+
+
+def test_prune_removes_papers_missing_from_the_sources(make_assistant: Callable[..., Any], backend: str) -> None:
+    a = make_assistant()
+    a.ingest_papers(_papers())
+    kept = _papers()[:2]
+    assert a.ingest_papers(kept).removed == []  # without --prune nothing is removed
+    report = a.ingest_papers(kept, prune=True)
+    assert report.removed == ["p3"]
+    assert {p.paper_id for p in a.papers()} == {"p1", "p2"}
+    assert [h.paper_id for h in a.search("graphene", k=3, mode="bm25")] == []
+
+
+def test_other_embedding_model_is_a_clear_error(make_assistant: Callable[..., Any], make_settings: Callable[..., Any],
+                                                 embeddings: Any, backend: str) -> None:
+    from rag.assistant import Assistant
+    from rag.embedding import CachedEmbeddings
+
+    settings = make_settings()
+    Assistant(settings, embeddings=embeddings).ingest_papers(_papers())
+    other = CachedEmbeddings(embeddings.inner, embeddings.cache, model_name="some-other-model")
+    with pytest.raises(IndexMismatchError, match=r"embedding_model.*some-other-model.*rag ingest --rebuild"):
+        Assistant(settings, embeddings=other).search("zebras")
+
+
+def test_other_chunking_is_a_clear_error(make_settings: Callable[..., Any], embeddings: Any) -> None:
+    from rag.assistant import Assistant
+
+    settings = make_settings()
+    Assistant(settings, embeddings=embeddings).ingest_papers(_papers())
+    changed = settings.model_copy(update={"chunking": settings.chunking.model_copy(update={"max_tokens": 100})})
+    with pytest.raises(IndexMismatchError, match="chunk_max_tokens"):
+        Assistant(changed, embeddings=embeddings).ingest_papers(_papers())
+    # --rebuild is the documented way out
+    report = Assistant(changed, embeddings=embeddings).ingest_papers(_papers(), rebuild=True)
+    assert len(report.added) == 3
+
+
+def test_search_on_empty_index_says_to_ingest(make_assistant: Callable[..., Any]) -> None:
+    with pytest.raises(EmptyIndexError, match="rag ingest"):
+        make_assistant().search("anything")
+
+
+def test_bm25_is_rebuilt_when_out_of_sync(make_assistant: Callable[..., Any]) -> None:
+    a = make_assistant()
+    a.ingest_papers(_papers())
+    bm25_dir = a.index._bm25_dir()
+    chunks = json.loads((bm25_dir / "chunks.json").read_text())
+    assert sorted(chunks["ids"]) == ["p1#0", "p2#0", "p3#0"]
+    # simulate a crash after Chroma was written but before BM25 was: stale BM25 on disk
+    (bm25_dir / "chunks.json").write_text(json.dumps(chunks | {"generation": "stale", "ids": ["p1#0"]}))
+    from rag.assistant import Assistant
+
+    fresh = Assistant(a.settings, embeddings=a.embeddings)
+    assert [h.paper_id for h in fresh.search("graphene thermal conductivity", k=1, mode="bm25")] == ["p3"]
+    assert sorted(json.loads((bm25_dir / "chunks.json").read_text())["ids"]) == ["p1#0", "p2#0", "p3#0"]
+
+
+def test_chunk_offsets_point_into_the_original_abstract(seed_assistant: Any) -> None:
+    for paper in seed_assistant.papers():
+        hits = seed_assistant.search(paper.abstract[:200], k=19)
+        for h in hits:
+            assert h.abstract[h.start : h.end] == h.text
+    assert seed_assistant.stats()["chunks"] > seed_assistant.stats()["papers"]  # long abstracts were split

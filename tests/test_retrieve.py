@@ -1,0 +1,105 @@
+"""Hybrid retrieval quality on the seed abstracts, filters, and the LangChain retriever adapter."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from rag.types import Paper
+from tests.conftest import paper_id_containing
+
+# (paraphrased question, a snippet unique to the paper that must come first)
+PARAPHRASES = [
+    ("drone footage of zebras in 3D", "We introduce WildBox"),
+    ("Can a plain transformer learn rotation and translation invariance from augmented training data?", "Symmetry Lottery"),
+    ("a classical dequantized algorithm for sampling sparse subnetworks with the ridgelet transform", "quantum-inspired fully classical"),
+    ("benchmark of AI agents reverse engineering mobile apps to find security bugs", "WiREBench"),
+    ("why does in-context learning break when inputs are scaled outside the training range", "in-context learning (ICL)"),
+    pytest.param(
+        "language models should inhibit competing answers instead of blending them",
+        "cognitive control",
+        marks=pytest.mark.xfail(strict=True, reason="measured miss: hybrid ranks CoCHI first, the right paper second"),
+    ),
+    ("turning continuous latent chain of thought into discrete tokens using rendered images", "Discrete Latent Reasoning"),
+    ("infinite-width limit of mixture-of-experts routers", "infinite-width limits of MoE"),
+    ("why optimizing pass@k hurts pass@1", "pass@1 degrades"),
+    ("3D medical image segmentation that generalizes across hospitals and scanners", "We present MaskGen"),
+    ("heavy-tailed spectra of weight matrices predict how good a network is", "heavy-tailed spectral"),
+    ("why long context windows help forecast related time series", "groups of time series"),
+    ("multi-round image editing drifts; align low frequencies in the VAE latent", "VAE-LFA"),
+    ("retargeting motion between different skeletons is not identifiable", "Cross-skeleton motion generation"),
+    ("when should agents copy others instead of exploring on their own", "Social learning refers"),
+    ("blood test for chronic kidney or liver fibrosis from circulating DNA", "Cell-free DNA"),
+    ("reduce overconfidence of LLMs by intervening on attention heads", "CoCHI"),
+    ("benchmark for finding which step caused an agent system to fail", "Who&When Pro"),
+    ("find the parents of a target variable under additive noise with hidden confounders", "additive-noise model"),
+]
+
+
+def _pairs() -> list[tuple[str, str]]:
+    return [tuple(p.values) if hasattr(p, "values") else p for p in PARAPHRASES]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("question", "snippet"), PARAPHRASES, ids=[q[:40] for q, _ in _pairs()])
+def test_paraphrased_question_finds_its_paper_first(seed_assistant: Any, question: str, snippet: str) -> None:
+    expected = paper_id_containing(seed_assistant, snippet)
+    hits = seed_assistant.search(question, k=3)
+    assert hits[0].paper_id == expected, [h.title for h in hits]
+
+
+def test_hybrid_finds_every_paraphrase_in_the_top_three(seed_assistant: Any) -> None:
+    ranks = []
+    for q, s in _pairs():
+        ids = [h.paper_id for h in seed_assistant.search(q, k=3)]
+        expected = paper_id_containing(seed_assistant, s)
+        ranks.append(ids.index(expected) + 1 if expected in ids else None)
+    assert None not in ranks, ranks
+    assert sum(r == 1 for r in ranks) >= 18, ranks  # measured: 18 of 19 first (hybrid), dense 17, BM25 19
+
+
+def test_search_returns_one_hit_per_paper_with_scores(seed_assistant: Any) -> None:
+    hits = seed_assistant.search("transformers", k=10)
+    assert len(hits) == 10 and len({h.paper_id for h in hits}) == 10
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(h.dense_score is None or -1 <= h.dense_score <= 1 for h in hits)
+
+
+def _filter_papers() -> list[Paper]:
+    return [
+        Paper(paper_id=f"n{y}", title=f"Zebras {y}", abstract=f"Counting zebras in drone video, study number {y}.",
+              venue="NeurIPS", year=y, metadata={"track": "main" if y % 2 else "datasets"})
+        for y in (2016, 2017, 2018)
+    ] + [Paper(paper_id="i2018", title="Zebras ICML", abstract="Counting zebras in drone video with transformers.",
+               venue="ICML", year=2018, metadata={"track": "main"})]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "bm25"])
+def test_filters_restrict_every_retriever(make_assistant: Callable[..., Any], backend: str, mode: str) -> None:
+    a = make_assistant()
+    a.ingest_papers(_filter_papers())
+    assert {h.paper_id for h in a.search("zebras drone", k=10, where={"venue": "NeurIPS"}, mode=mode)} == {"n2016", "n2017", "n2018"}
+    assert {h.paper_id for h in a.search("zebras drone", k=10, where={"year": 2018}, mode=mode)} == {"n2018", "i2018"}
+    both = a.search("zebras drone", k=10, where={"venue": "NeurIPS", "year": 2018}, mode=mode)
+    assert [h.paper_id for h in both] == ["n2018"]
+    assert {h.paper_id for h in a.search("zebras", k=10, where={"track": "main"}, mode=mode)} == {"n2017", "i2018"}
+    assert a.search("zebras", k=10, where={"venue": "CVPR"}, mode=mode) == []
+
+
+def test_parse_where_types_integers() -> None:
+    from rag.retrieve import parse_where
+
+    assert parse_where(["venue=NeurIPS", "year=2018"]) == {"venue": "NeurIPS", "year": 2018}
+    with pytest.raises(ValueError, match="key=value"):
+        parse_where(["venue"])
+
+
+def test_langchain_retriever_returns_documents(seed_assistant: Any) -> None:
+    from langchain_core.retrievers import BaseRetriever
+
+    retriever = seed_assistant.as_retriever(k=2)
+    assert isinstance(retriever, BaseRetriever)
+    docs = retriever.invoke("drone footage of zebras in 3D")
+    assert len(docs) == 2
+    assert docs[0].metadata["paper_id"] == paper_id_containing(seed_assistant, "We introduce WildBox")
+    assert "WildBox" in docs[0].page_content and docs[0].metadata["title"] == "WildBox"

@@ -4,7 +4,7 @@ Public API: :class:`Assistant`, :class:`Settings`, :func:`get_settings`, the rec
 (:class:`Paper`, :class:`Chunk`, :class:`SearchHit`, :class:`Citation`, :class:`Answer`) and the errors.
 """
 
-from rag.assistant import Assistant
+from rag.assistant import NO_ANSWER, Assistant
 from rag.errors import (
     BackendError,
     ConfigError,
@@ -19,6 +19,7 @@ from rag.settings import Settings, get_settings
 from rag.types import Answer, AnswerSentence, Chunk, Citation, Paper, SearchHit
 
 __all__ = [
+    "NO_ANSWER",
     "Answer",
     "AnswerSentence",
     "Assistant",

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
 
-from rag.errors import EmptyIndexError, QuestionError
+from rag.answer import NO_ANSWER, AnswerPipeline, History, MarkerFilter
+from rag.errors import EmptyIndexError, QuestionError, RagError
 from rag.index import IngestReport, PaperIndex
 from rag.ingest import read_corpora
-from rag.providers import make_embeddings
+from rag.providers import describe_llm_error, make_chat_model, make_embeddings
 from rag.retrieve import HybridRetriever, Mode, Retriever
 from rag.settings import Settings, get_settings
-from rag.types import MetaValue, Paper, SearchHit
+from rag.types import Answer, MetaValue, Paper, SearchHit
+
+AnswerMode = Literal["llm", "extractive"]
 
 
 class Assistant:
@@ -25,11 +32,31 @@ class Assistant:
     >>> assistant.search("drone footage of zebras", k=3)  # doctest: +SKIP
     """
 
-    def __init__(self, settings: Settings, *, embeddings: Embeddings | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, embeddings: Embeddings | None = None, chat_model: BaseChatModel | None = None
+    ) -> None:
         self.settings = settings
         self.embeddings = embeddings if embeddings is not None else make_embeddings(settings)
         self.index = PaperIndex(settings, self.embeddings)
         self.retriever = Retriever(self.index, settings.retrieval)
+        self._chat_model = chat_model
+        self._chat_lock = threading.Lock()
+        self.pipeline = AnswerPipeline(settings, self._retrieve_for_answer, self._embed, self.chat_model)
+
+    def chat_model(self) -> BaseChatModel:
+        """The LLM: the injected one, else built from settings (the embedded server starts on first use)."""
+        with self._chat_lock:
+            if self._chat_model is None:
+                self._chat_model = make_chat_model(self.settings)
+            return self._chat_model
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)
+
+    def _retrieve_for_answer(self, question: str, k: int | None, where: dict[str, Any] | None) -> list[SearchHit]:
+        if self.index.count_chunks() == 0:
+            return []
+        return self.retriever.search(question, k=k, where=where)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Assistant:
@@ -95,3 +122,78 @@ class Assistant:
         if len(q) > limit:
             raise QuestionError(f"The question has {len(q)} characters; the limit is {limit} (RAG_ANSWER__MAX_QUESTION_CHARS).")
         return q
+
+    # ------------------------------------------------------------------ answers
+    def ask(
+        self,
+        question: str,
+        history: History | None = None,
+        k: int | None = None,
+        filters: dict[str, MetaValue] | None = None,
+        mode: AnswerMode | None = None,
+    ) -> Answer:
+        """A grounded answer whose every claim cites a retrieved abstract, or a refusal.
+
+        ``history`` is the conversation so far (``[("user", ...), ("assistant", ...)]`` or OpenAI-style
+        dicts); a follow-up is rewritten into ``Answer.standalone_question`` before retrieval.
+        """
+        answer: Answer | None = None
+        for event in self.stream(question, history=history, k=k, filters=filters, mode=mode):
+            if event["type"] == "answer":
+                answer = event["answer"]
+        assert answer is not None  # stream always ends with an answer event
+        return answer
+
+    def stream(
+        self,
+        question: str,
+        history: History | None = None,
+        k: int | None = None,
+        filters: dict[str, MetaValue] | None = None,
+        mode: AnswerMode | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Events: ``{"type": "status", "standalone_question", "sources"}`` once retrieval is done, then
+        ``{"type": "token", "text"}`` as the model writes (markers that resolve to nothing are held
+        back and dropped), then exactly one ``{"type": "answer", "answer": Answer}`` with the verified result."""
+        question = self._check_question(question)
+        mode = mode or self.settings.answer.mode
+        prep = self.pipeline.prepare({"question": question, "history": history, "k": k, "where": filters, "mode": mode})
+        yield {"type": "status", "standalone_question": prep.standalone, "sources": prep.hits}
+        if mode == "extractive":
+            raw = self.pipeline.extractive(prep)
+            yield {"type": "token", "text": raw}
+            yield {"type": "answer", "answer": self.pipeline.finalize(prep, raw, "extractive")}
+            return
+        if prep.refuse_reason is not None:
+            yield {"type": "answer", "answer": self.pipeline.finalize(prep, "", "llm")}
+            return
+        start = time.perf_counter()
+        first: float | None = None
+        parts: list[str] = []
+        usage: dict[str, Any] = {}
+        shown = MarkerFilter({e.n for e in prep.evidence})
+        try:
+            for token, meta in self.pipeline.stream_tokens(prep):
+                if meta:
+                    usage = meta
+                if not token:
+                    continue
+                if first is None:
+                    first = time.perf_counter() - start
+                parts.append(token)
+                visible = shown.feed(token)
+                if visible:
+                    yield {"type": "token", "text": visible}
+        except RagError:
+            raise
+        except Exception as e:  # the SDK raises many error types; describe them without secrets
+            raise describe_llm_error(e, self.settings) from e
+        tail = shown.flush()
+        if tail:
+            yield {"type": "token", "text": tail}
+        extra = {
+            "timings": {"first_token": first or 0.0, "generation": time.perf_counter() - start},
+            "prompt_tokens": int(usage.get("input_tokens") or prep.prompt_tokens),
+            "completion_tokens": int(usage.get("output_tokens") or 0),
+        }
+        yield {"type": "answer", "answer": self.pipeline.finalize(prep, "".join(parts), "llm", extra)}

@@ -36,3 +36,14 @@ class BackendError(RagError):
 
 class QuestionError(RagError):
     """The question is empty or too long."""
+
+
+_SECRET = __import__("re").compile(r"(sk-[A-Za-z0-9*_\-]{4,}|Bearer\s+\S+)")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` with the given secret values and anything shaped like an API key replaced by '***'."""
+    for s in secrets:
+        if s:
+            text = text.replace(s, "***")
+    return _SECRET.sub("***", text)

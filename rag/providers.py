@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
 
 from rag.embedding import CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings
-from rag.errors import ConfigError
+from rag.errors import BackendError, ConfigError, redact
 from rag.settings import Settings
 
 
@@ -43,3 +44,56 @@ def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
         return inner
     cache_file = Path(settings.data_dir).expanduser() / "embedding-cache.sqlite"
     return CachedEmbeddings(inner, EmbeddingCache(cache_file), model_name=s.model)
+
+
+def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatModel:
+    """``ChatOpenAI`` against the configured endpoint, or the embedded llama.cpp server (started lazily here).
+
+    A configured endpoint is used as given: if it is down, the caller gets a :class:`BackendError`,
+    never a silent fallback to the local model.
+    """
+    from langchain_openai import ChatOpenAI
+
+    s = settings.llm
+    if s.base_url:
+        base_url = s.base_url
+        api_key = s.api_key.get_secret_value() if s.api_key else "not-needed"
+    else:
+        from rag.local_llm import get_local_server
+
+        server = get_local_server(s.model, Path(settings.cache_dir).expanduser(), threads=s.threads, ctx=s.ctx)
+        base_url = server.base_url or ""
+        api_key = "local"
+    return ChatOpenAI(
+        model=s.model,
+        base_url=base_url,
+        api_key=api_key,  # type: ignore[arg-type]
+        temperature=s.temperature,
+        max_tokens=s.max_tokens,  # type: ignore[call-arg]
+        timeout=s.timeout,
+        max_retries=s.max_retries,
+        streaming=streaming,
+        stream_usage=True,
+    )
+
+
+def describe_llm_error(error: Exception, settings: Settings) -> BackendError:
+    """A one-line, key-free explanation of a failed LLM call."""
+    import openai
+
+    s = settings.llm
+    where = f"LLM server at {s.base_url}" if s.base_url else "embedded LLM server"
+    secret = s.api_key.get_secret_value() if s.api_key else None
+    if isinstance(error, openai.APITimeoutError):
+        msg = f"The {where} did not answer within {s.timeout:.0f} s (RAG_LLM__TIMEOUT)."
+    elif isinstance(error, openai.APIConnectionError):
+        msg = f"Cannot reach the {where}: is it running? Check RAG_LLM_BASE_URL."
+    elif isinstance(error, openai.AuthenticationError):
+        msg = f"The {where} rejected the API key: check RAG_LLM_API_KEY."
+    elif isinstance(error, openai.NotFoundError):
+        msg = f"The {where} does not serve model {s.model!r} (RAG_LLM_MODEL) or the URL lacks /v1: {error}"
+    elif isinstance(error, openai.APIStatusError):
+        msg = f"The {where} failed with HTTP {error.status_code}: {error.message}"
+    else:
+        msg = f"The {where} failed: {type(error).__name__}: {error}"
+    return BackendError(redact(msg, secret))

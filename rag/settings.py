@@ -23,6 +23,12 @@ from pydantic_settings import (
 from rag.errors import ConfigError
 
 
+def default_cache_dir() -> Path:
+    """Per-user cache (the assembled GGUF model, tiktoken files): safe to delete, rebuilt offline."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rag-abstracts"
+
+
 def default_data_dir() -> Path:
     """Per-user data directory (XDG), never the current directory."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -87,6 +93,7 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Field(default_factory=default_data_dir, description="Where the index, BM25 and caches live (RAG_DATA_DIR).")
+    cache_dir: Path = Field(default_factory=default_cache_dir, description="Where the assembled local LLM is kept (RAG_CACHE_DIR).")
     chroma_url: str | None = Field(default=None, description="Chroma server URL (RAG_CHROMA_URL); empty: embedded on disk.")
     collection: str = Field(default="abstracts", min_length=3, description="Chroma collection name.")
     embedding: EmbeddingSettings = EmbeddingSettings()

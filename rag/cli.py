@@ -116,6 +116,52 @@ def search(ctx: click.Context, query: str, k: int | None, where: tuple[str, ...]
 
 
 @cli.command()
+@click.argument("question")
+@click.option("-k", type=click.IntRange(1, 20), default=None, help="Papers retrieved (default from settings).")
+@click.option("--where", multiple=True, metavar="KEY=VALUE", help="Metadata filter, repeatable.")
+@click.option("--mode", type=click.Choice(["llm", "extractive"]), default=None, help="'extractive': cited sentences, no LLM.")
+@click.option("--json", "as_json", is_flag=True, help="Print {answer, refused, citations, sources, ...} as JSON.")
+@click.pass_context
+@_friendly
+def ask(ctx: click.Context, question: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool) -> None:
+    """Answer QUESTION from the indexed abstracts, with verified citations."""
+    from rag.retrieve import parse_where
+
+    assistant = _assistant(ctx)
+    filters = parse_where(list(where))
+    if as_json:
+        click.echo(json.dumps(assistant.ask(question, k=k, filters=filters, mode=mode).to_json(), ensure_ascii=False, indent=2))
+        return
+    tty = sys.stdout.isatty()
+    answer = None
+    for event in assistant.stream(question, k=k, filters=filters, mode=mode):
+        if event["type"] == "token" and tty:
+            click.echo(event["text"], nl=False)
+        elif event["type"] == "answer":
+            answer = event["answer"]
+    if tty:
+        click.echo("\r\033[K" if answer is not None else "")
+    _print_answer(answer)
+
+
+def _print_answer(answer: Any) -> None:
+    click.echo(answer.text)
+    if answer.refused:
+        if answer.sources:
+            click.echo("\nClosest papers:")
+            for h in answer.sources:
+                click.echo(f"  - {h.title}  [{h.paper_id}]")
+        return
+    click.echo("")
+    for c in answer.citations:
+        quote = " ".join(c.quote.split())
+        click.echo(f"[{c.n}] {c.title}  [{c.paper_id}]")
+        click.echo(f"    \"{quote[:300]}{'…' if len(quote) > 300 else ''}\"")
+    for s in answer.unsupported:
+        click.echo(f"(dropped, not supported by the abstracts: {s})")
+
+
+@cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print {papers, chunks, embedding_model, dimension, bytes}.")
 @click.pass_context
 @_friendly
@@ -153,16 +199,22 @@ def config(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--question", default="drone footage of zebras in 3D", show_default=True)
+@click.option("--query", default="drone footage of zebras in 3D", show_default=True, help="Sample search.")
+@click.option("--question", default="How many 3D bounding box annotations does WildBox have?", show_default=True,
+              help="Sample question answered by the LLM.")
+@click.option("--no-llm", is_flag=True, help="Skip the LLM answer (search only).")
 @click.pass_context
 @_friendly
-def demo(ctx: click.Context, question: str) -> None:
-    """Index the bundled NeurIPS 2026 abstracts and run a sample search."""
+def demo(ctx: click.Context, query: str, question: str, no_llm: bool) -> None:
+    """Index the bundled NeurIPS 2026 abstracts, run a sample search and answer a sample question."""
     from rag.ingest import bundled_corpus
 
     ctx.invoke(ingest, paths=(bundled_corpus(),), rebuild=False, prune=False, as_json=False)
-    click.echo(f"\nSearch: {question}")
-    ctx.invoke(search, query=question, k=3, where=(), mode=None, as_json=False)
+    click.echo(f"\n$ rag search {query!r} -k 3")
+    ctx.invoke(search, query=query, k=3, where=(), mode=None, as_json=False)
+    if not no_llm:
+        click.echo(f"\n$ rag ask {question!r}   (the embedded LLM starts on first use)")
+        ctx.invoke(ask, question=question, k=None, where=(), mode=None, as_json=False)
 
 
 def main() -> None:

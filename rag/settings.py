@@ -71,7 +71,7 @@ class LLMSettings(_Group):
     api_key: SecretStr | None = Field(default=None, description="API key of the endpoint (never logged).")
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=160, ge=1, description="Longest answer in tokens.")
-    timeout: float = Field(default=60.0, gt=0, description="Seconds before a request to the LLM fails.")
+    timeout: float = Field(default=180.0, gt=0, description="Seconds before a request to the LLM fails (CPU inference under load is slow).")
     max_retries: int = Field(default=1, ge=0, description="Retries on connection errors and 5xx.")
     threads: int = Field(default=2, ge=1, description="CPU threads of the embedded llama.cpp server.")
     ctx: int = Field(default=4096, ge=512, description="Context window of the embedded llama.cpp server.")
@@ -79,9 +79,13 @@ class LLMSettings(_Group):
 
 class AnswerSettings(_Group):
     mode: Literal["llm", "extractive"] = Field(default="llm", description="'extractive' answers with cited sentences, no LLM.")
-    context_tokens: int = Field(default=450, ge=50, description="Token budget of the evidence shown to the LLM.")
-    min_relevance: float = Field(default=0.30, description="Refuse when no retrieved chunk has cosine similarity at least this.")
-    min_support: float = Field(default=0.45, description="A sentence with a lower support score is unsupported.")
+    context_tokens: int = Field(default=250, ge=50, description="Token budget of the evidence shown to the LLM.")
+    min_relevance: float = Field(
+        default=0.30, description="Refuse when no chunk reaches this cosine similarity and the question names no paper."
+    )
+    min_support: float = Field(
+        default=0.60, description="A sentence with a lower support score is unsupported (measured by `python -m eval.calibrate`)."
+    )
     max_question_chars: int = Field(default=2000, ge=1, description="Longer questions are rejected.")
 
 

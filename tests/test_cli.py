@@ -144,3 +144,28 @@ def test_ingest_and_search_work_with_networking_blocked(tmp_path: Path, seed_cor
     )
     assert search.returncode == 0, search.stderr[-2000:]
     assert json.loads(search.stdout)[0]["title"] == "WildBox"
+
+
+def test_ask_json_extractive(run, seed_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    run("ingest", str(seed_corpus))
+    r = run("ask", "How many 3D bounding box annotations does WildBox have?", "--mode", "extractive", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert {"answer", "refused", "citations", "sources"} <= set(data)
+    assert data["refused"] is False and "237,505" in data["answer"]
+    c = data["citations"][0]
+    assert set(c) >= {"n", "paper_id", "title", "text", "span"} and c["title"] == "WildBox"
+    assert data["sources"][c["n"] - 1]["paper_id"] == c["paper_id"]
+    r = run("ask", "What is the capital of France?", "--mode", "extractive")
+    assert r.exit_code == 0 and "The indexed abstracts don't answer this." in r.output and "Closest papers" in r.output
+
+
+def test_ask_unreachable_llm_is_a_clear_error(run, seed_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import free_port
+
+    run("ingest", str(seed_corpus))
+    r = run("ask", "How many 3D bounding box annotations does WildBox have?",
+            extra_env={"RAG_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "RAG_LLM__MAX_RETRIES": "0",
+                       "RAG_LLM_API_KEY": "sk-do-not-print-me-42"})
+    assert r.exit_code == 1 and "Cannot reach the LLM server" in r.output
+    assert "sk-do-not-print-me-42" not in r.output and "Traceback" not in r.output

@@ -88,6 +88,31 @@ class Assistant:
             self.index.rebuild()
         return self.index.ingest(papers, prune=prune, progress=progress)
 
+    def start_llm(self) -> dict[str, Any]:
+        """Start the embedded LLM now rather than on the first question.
+
+        Returns ``{"assemble_s", "start_s", "base_url", "pid"}``; for a configured remote endpoint
+        only ``base_url`` (nothing is started).
+        """
+        if self.settings.llm.base_url:
+            return {"base_url": self.settings.llm.base_url}
+        from rag.local_llm import ensure_model, get_local_server
+
+        s = self.settings
+        t0 = time.perf_counter()
+        ensure_model(s.llm.model, Path(s.cache_dir).expanduser())
+        t1 = time.perf_counter()
+        server = get_local_server(s.llm.model, Path(s.cache_dir).expanduser(), threads=s.llm.threads, ctx=s.llm.ctx)
+        t2 = time.perf_counter()
+        self.chat_model()
+        return {"assemble_s": t1 - t0, "start_s": t2 - t1, "base_url": server.base_url, "pid": server.pid}
+
+    def prompt_messages(self, question: str, k: int | None = None) -> list[dict[str, str]]:
+        """The exact chat messages the LLM would get for ``question`` (OpenAI format), for benchmarks."""
+        prep = self.pipeline.prepare({"question": self._check_question(question), "k": k, "mode": "llm"})
+        roles = {"system": "system", "human": "user", "ai": "assistant"}
+        return [{"role": roles[m.type], "content": str(m.content)} for m in prep.messages]
+
     @staticmethod
     def bundled_corpus() -> Path:
         """The NeurIPS 2026 abstracts shipped with the package (the demo corpus)."""

@@ -179,3 +179,23 @@ def get_settings(**overrides: Any) -> Settings:
         raise ConfigError(f"Invalid settings: {problems}") from e
     except (OSError, ValueError) as e:
         raise ConfigError(f"Cannot read settings: {e}") from e
+
+
+def settings_table() -> str:
+    """The settings as a Markdown table (the README embeds it; a test keeps the two in sync)."""
+    rows = ["| environment variable | default | meaning |", "|---|---|---|"]
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, f in model.model_fields.items():
+            ann = f.annotation
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                walk(ann, f"{prefix}{name.upper()}__")
+                continue
+            if name in ("data_dir", "cache_dir"):
+                default = {"data_dir": "~/.local/share/rag-abstracts", "cache_dir": "~/.cache/rag-abstracts"}[name]
+            else:
+                default = "" if f.default is None else str(f.default)
+            rows.append(f"| `{prefix}{name.upper()}` | `{default}` | {f.description or ''} |")
+
+    walk(Settings, "RAG_")
+    return "\n".join(rows)

@@ -28,7 +28,7 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 from filelock import FileLock
 
@@ -181,7 +181,7 @@ _PR_SET_PDEATHSIG = 1
 # the whole app (Chroma, LangChain), which would cost the child seconds and hundreds of MB for nothing.
 _CHILD_BOOTSTRAP = (
     "import sys, types; pkg = types.ModuleType('rag'); pkg.__path__ = [sys.argv[1]]; sys.modules['rag'] = pkg; "
-    "from rag.local_llm import _serve; sys.exit(_serve(sys.argv[2:]))"
+    "from rag.local_llm import _serve; _serve(sys.argv[2:])"
 )
 
 
@@ -380,7 +380,7 @@ def _die_with_parent(parent_pid: int, pdeathsig: bool) -> None:
         sys.exit(0)
 
 
-def _serve(argv: Sequence[str]) -> int:
+def _serve(argv: Sequence[str]) -> NoReturn:
     """Child process: load the model, print the listening address, serve until told to stop or orphaned."""
     parser = argparse.ArgumentParser(prog="python -m rag.local_llm serve")
     parser.add_argument("--model", required=True)
@@ -416,11 +416,16 @@ def _serve(argv: Sequence[str]) -> int:
     while not stopping.wait(1.0):
         if os.getppid() != args.parent_pid:  # orphaned (no PDEATHSIG from a worker thread, or not Linux)
             break
+    # A stopped child was once seen hanging on its way out (cause not pinned down): skip interpreter
+    # finalisation, and let a watchdog bound llama.cpp's own shutdown, which normally takes milliseconds.
+    watchdog = threading.Timer(5.0, os._exit, (1,))
+    watchdog.daemon = True
+    watchdog.start()
     del server
-    return 0
+    os._exit(0)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] != ["serve"]:
         sys.exit("usage: python -m rag.local_llm serve --model PATH [--threads N] [--ctx N] [--host H] [--port P]")
-    sys.exit(_serve(sys.argv[2:]))
+    _serve(sys.argv[2:])

@@ -50,6 +50,20 @@ class Assistant:
                 self._chat_model = make_chat_model(self.settings)
             return self._chat_model
 
+    def _embedded_server_died(self) -> bool:
+        """True (after a restart) when the embedded llama.cpp server had died; False for remote endpoints."""
+        if self.settings.llm.base_url or self._chat_model is None or not hasattr(self._chat_model, "openai_api_base"):
+            return False
+        from rag.local_llm import get_local_server
+
+        s = self.settings
+        server = get_local_server(s.llm.model, Path(s.cache_dir).expanduser(), threads=s.llm.threads, ctx=s.llm.ctx)
+        if server.base_url == self._chat_model.openai_api_base:
+            return False
+        with self._chat_lock:
+            self._chat_model = make_chat_model(self.settings)
+        return True
+
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)
 
@@ -214,22 +228,26 @@ class Assistant:
         parts: list[str] = []
         usage: dict[str, Any] = {}
         shown = MarkerFilter({e.n for e in prep.evidence})
-        try:
-            for token, meta in self.pipeline.stream_tokens(prep):
-                if meta:
-                    usage = meta
-                if not token:
-                    continue
-                if first is None:
-                    first = time.perf_counter() - start
-                parts.append(token)
-                visible = shown.feed(token)
-                if visible:
-                    yield {"type": "token", "text": visible}
-        except RagError:
-            raise
-        except Exception as e:  # the SDK raises many error types; describe them without secrets
-            raise describe_llm_error(e, self.settings) from e
+        for attempt in (1, 2):
+            try:
+                for token, meta in self.pipeline.stream_tokens(prep):
+                    if meta:
+                        usage = meta
+                    if not token:
+                        continue
+                    if first is None:
+                        first = time.perf_counter() - start
+                    parts.append(token)
+                    visible = shown.feed(token)
+                    if visible:
+                        yield {"type": "token", "text": visible}
+                break
+            except RagError:
+                raise
+            except Exception as e:  # the SDK raises many error types; describe them without secrets
+                if attempt == 1 and not parts and self._embedded_server_died():
+                    continue  # restarted: nothing was shown yet, so asking again is safe
+                raise describe_llm_error(e, self.settings) from e
         tail = shown.flush()
         if tail:
             yield {"type": "token", "text": tail}

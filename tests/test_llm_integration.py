@@ -105,3 +105,17 @@ def test_unreachable_server_is_a_clear_error_within_the_timeout(seed_assistant: 
     with pytest.raises(BackendError, match=r"Cannot reach the LLM server at http://127\.0\.0\.1:\d+/v1"):
         a.ask("How many 3D bounding box annotations does WildBox contain?")
     assert time.perf_counter() - t < 5.0 + 3.0
+
+
+def test_dead_embedded_server_is_restarted_transparently(llm_assistant: Assistant) -> None:
+    import os
+    import signal
+
+    pid = llm_assistant.start_llm()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.time() + 10
+    while Path(f"/proc/{pid}").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    ans = llm_assistant.ask("How many 3D bounding box annotations does WildBox contain?")
+    assert not ans.refused and "237,505" in ans.text
+    assert llm_assistant.start_llm()["pid"] != pid

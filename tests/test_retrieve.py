@@ -103,3 +103,15 @@ def test_langchain_retriever_returns_documents(seed_assistant: Any) -> None:
     assert len(docs) == 2
     assert docs[0].metadata["paper_id"] == paper_id_containing(seed_assistant, "We introduce WildBox")
     assert "WildBox" in docs[0].page_content and docs[0].metadata["title"] == "WildBox"
+
+
+def test_chroma_server_backend_ranks_like_the_embedded_one(seed_assistant: Any, chroma_server: str, seed_corpus: Any,
+                                                           embeddings: Any, tmp_path: Any) -> None:
+    """The whole paraphrase suite against a real `chroma run` server gives the same rankings."""
+    from rag import Assistant, Settings
+
+    server = Assistant(Settings(data_dir=tmp_path, chroma_url=chroma_server, collection="seed_server"), embeddings=embeddings)
+    server.ingest([seed_corpus])
+    assert server.stats()["papers"] == 19
+    for q, _s in _pairs():
+        assert [h.paper_id for h in server.search(q, k=3)] == [h.paper_id for h in seed_assistant.search(q, k=3)], q

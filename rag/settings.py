@@ -89,6 +89,15 @@ class AnswerSettings(_Group):
     max_question_chars: int = Field(default=2000, ge=1, description="Longer questions are rejected.")
 
 
+class ServerSettings(_Group):
+    host: str = Field(default="127.0.0.1", description="Address `rag serve` binds to; a non-loopback one requires an API token.")
+    port: int = Field(default=8080, ge=1, le=65535, description="Port of `rag serve`.")
+    api_token: SecretStr | None = Field(
+        default=None, description="Bearer token the HTTP API requires (`Authorization: Bearer ...`); empty: no auth, loopback only."
+    )
+    max_upload_bytes: int = Field(default=20_000_000, ge=1, description="Largest request body `POST /v1/ingest` accepts.")
+
+
 class Settings(BaseSettings):
     """Every setting of the assistant. Build with :func:`get_settings`."""
 
@@ -105,6 +114,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     llm: LLMSettings = LLMSettings()
     answer: AnswerSettings = AnswerSettings()
+    server: ServerSettings = ServerSettings()
 
     @field_validator("chroma_url")
     @classmethod

@@ -98,6 +98,25 @@ class ServerSettings(_Group):
     max_upload_bytes: int = Field(default=20_000_000, ge=1, description="Largest request body `POST /v1/ingest` accepts.")
 
 
+class UISettings(_Group):
+    host: str = Field(default="127.0.0.1", description="Address `rag ui` binds to; any non-loopback address requires `auth`.")
+    port: int = Field(default=7860, ge=1, le=65535, description="Port of `rag ui`.")
+    auth: SecretStr | None = Field(default=None, description="Login of the web UI as 'user:password' (RAG_UI_AUTH works too).")
+    feedback_file: Path | None = Field(
+        default=None, description="JSONL file the UI's thumbs up/down are appended to; empty: feedback.jsonl in the data dir."
+    )
+
+    @field_validator("auth")
+    @classmethod
+    def _check_auth(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is None or not v.get_secret_value():
+            return None
+        user, sep, password = v.get_secret_value().partition(":")
+        if not sep or not user or not password:
+            raise ValueError("must be 'user:password'")
+        return v
+
+
 class Settings(BaseSettings):
     """Every setting of the assistant. Build with :func:`get_settings`."""
 
@@ -114,6 +133,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     llm: LLMSettings = LLMSettings()
     answer: AnswerSettings = AnswerSettings()
+    ui: UISettings = UISettings()
     server: ServerSettings = ServerSettings()
 
     @field_validator("chroma_url")
@@ -145,6 +165,10 @@ class Settings(BaseSettings):
         """The effective settings as JSON-able data, secrets shown as '**********'."""
         return _mask(self.model_dump(mode="json"), self)
 
+    def feedback_path(self) -> Path:
+        """Where the UI appends feedback (``ui.feedback_file``, else ``data_dir/feedback.jsonl``)."""
+        return Path(self.ui.feedback_file or Path(self.data_dir) / "feedback.jsonl").expanduser()
+
 
 # Flat names promised to users, mapped onto nested fields.
 _ALIASES = {
@@ -153,6 +177,7 @@ _ALIASES = {
     "RAG_LLM_API_KEY": ("llm", "api_key"),
     "RAG_EMBEDDING_BASE_URL": ("embedding", "base_url"),
     "RAG_EMBEDDING_API_KEY": ("embedding", "api_key"),
+    "RAG_UI_AUTH": ("ui", "auth"),
 }
 
 

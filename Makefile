@@ -21,6 +21,8 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(VENV)/bin/rag demo
 
+# The browser tests drive Debian's chromium (Playwright never downloads a browser).
 test: $(VENV)/.installed-test
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest

@@ -199,36 +199,63 @@ def config(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--query", default="drone footage of zebras in 3D", show_default=True, help="Sample search.")
-@click.option("--question", default="How many 3D bounding box annotations does WildBox have?", show_default=True,
-              help="Sample question answered by the LLM.")
-@click.option("--no-llm", is_flag=True, help="Skip the LLM answer (search only).")
+@click.option("--host", default=None, help="Address to bind (default RAG_UI__HOST, 127.0.0.1). Off loopback, a login is required.")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default RAG_UI__PORT, 7860).")
 @click.pass_context
 @_friendly
-def demo(ctx: click.Context, query: str, question: str, no_llm: bool) -> None:
-    """Index the bundled NeurIPS 2026 abstracts, run a sample search and answer a sample question."""
+def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
+    """Serve the chat web UI (Gradio) on HOST:PORT."""
+    assistant = _assistant(ctx)
+    host = host or assistant.settings.ui.host
+    if not _is_loopback(host) and assistant.settings.ui.auth is None:
+        raise click.ClickException(
+            f"Refusing to serve the UI on {host} without a login: set RAG_UI__AUTH=user:password "
+            "(or RAG_UI_AUTH), or use --host 127.0.0.1."
+        )
+    try:
+        from ui.app import launch
+    except ImportError as e:  # pragma: no cover - gradio is a core dependency
+        raise click.ClickException(f"The UI needs gradio: pip install gradio ({e})") from e
+    port = port or assistant.settings.ui.port
+    click.echo(f"Serving the UI on http://{host}:{port}/  (Ctrl+C stops it)")
+    launch(assistant, host=host, port=port)
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@cli.command()
+@click.option("--query", default="drone footage of zebras in 3D", show_default=True, help="Sample search.")
+@click.option("--question", default="How many 3D bounding box annotations does WildBox have?", show_default=True,
+              help="Sample question answered by the LLM in the terminal (with --no-ui).")
+@click.option("--no-ui", is_flag=True, help="Answer the sample question in the terminal instead of opening the web UI.")
+@click.option("--no-llm", is_flag=True, help="With --no-ui: skip the LLM answer (search only).")
+@click.option("--host", default=None, help="Address of the UI (default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port of the UI (default 7860).")
+@click.pass_context
+@_friendly
+def demo(ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: bool, host: str | None, port: int | None) -> None:
+    """Index the bundled NeurIPS 2026 abstracts, run a sample search, then open the chat UI."""
     from rag.ingest import bundled_corpus
 
     ctx.invoke(ingest, paths=(bundled_corpus(),), rebuild=False, prune=False, as_json=False)
     click.echo(f"\n$ rag search {query!r} -k 3")
     ctx.invoke(search, query=query, k=3, where=(), mode=None, as_json=False)
-    if not no_llm:
-        click.echo(f"\n$ rag ask {question!r}   (the embedded LLM starts on first use)")
-        ctx.invoke(ask, question=question, k=None, where=(), mode=None, as_json=False)
-
-
-@cli.command()
-@click.option("--host", default=None, help="Address to bind (default RAG_SERVER__HOST, 127.0.0.1); non-loopback needs RAG_SERVER__API_TOKEN.")
-@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default RAG_SERVER__PORT, 8080).")
-@click.pass_context
-@_friendly
-def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
-    """Serve the HTTP API: OpenAI-compatible /v1/chat/completions with verified citations, search, ingest."""
-    from rag.server import check_bind, serve as run_server
-
-    assistant = _assistant(ctx)
-    check_bind(host or assistant.settings.server.host, assistant)
-    run_server(assistant, host=host, port=port)
+    if no_ui:
+        if not no_llm:
+            click.echo(f"\n$ rag ask {question!r}   (the embedded LLM starts on first use)")
+            ctx.invoke(ask, question=question, k=None, where=(), mode=None, as_json=False)
+        return
+    click.echo("\n$ rag ui   (open the address below in a browser; the embedded LLM starts on the first question)")
+    ctx.invoke(ui, host=host, port=port)
 
 
 def main() -> None:

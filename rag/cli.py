@@ -258,6 +258,20 @@ def demo(ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: boo
     ctx.invoke(ui, host=host, port=port)
 
 
+@cli.command()
+@click.option("--host", default=None, help="Address to bind (default RAG_SERVER__HOST, 127.0.0.1); non-loopback needs RAG_SERVER__API_TOKEN.")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default RAG_SERVER__PORT, 8080).")
+@click.pass_context
+@_friendly
+def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
+    """Serve the HTTP API: OpenAI-compatible /v1/chat/completions with verified citations, search, ingest."""
+    from rag.server import check_bind, serve as run_server
+
+    assistant = _assistant(ctx)
+    check_bind(host or assistant.settings.server.host, assistant)
+    run_server(assistant, host=host, port=port)
+
+
 def main() -> None:
     cli(obj={})
 

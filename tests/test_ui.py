@@ -1,0 +1,222 @@
+"""The Gradio UI's logic, without a browser: ``build_app`` with a scripted fake LLM (tests/fakes.py).
+
+The fake reads the evidence numbers it was offered and records its prompts, so each test checks what
+the UI did with the answer our pipeline produced: escaping, highlighted spans, feedback lines,
+upload errors, the ``/ask`` endpoint through ``gradio_client`` against the app served on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pytest
+from click.testing import CliRunner
+
+from rag import NO_ANSWER, Assistant, ConfigError, get_settings
+from tests.conftest import free_port, paper_id_containing
+from tests.fakes import ScriptedChatModel, evidence_number
+from ui.app import build_app, format_abstract_html, format_papers_html, launch
+
+WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
+XSS_ABSTRACT = (
+    "We present Quokkanet, a detector of marsupials. <script>window.__xss = 1</script> "
+    'It reaches 91.2% recall on the Quokka-9 benchmark. <img src=x onerror="window.__xss = 2"> Code is public.'
+)
+
+
+def wildbox_reply(prompt: str) -> str:
+    n = evidence_number(prompt, "WildBox") or 1
+    return f"WildBox comprises 237,505 3D bounding box annotations [{n}]. The capital of France is Paris."
+
+
+def with_fake(seed: Any, reply: Callable[[str], str], **settings: Any) -> tuple[Assistant, ScriptedChatModel]:
+    fake = ScriptedChatModel(reply=reply)
+    s = seed.settings.model_copy(update=settings) if settings else seed.settings
+    return Assistant(s, embeddings=seed.embeddings, chat_model=fake), fake
+
+
+def fn(app: gr.Blocks, name: str) -> Callable[..., Any]:
+    """The Python function behind one of the app's events."""
+    found = [f.fn for f in app.fns.values() if f.fn is not None and f.fn.__name__ == name]
+    assert found, name
+    return found[0]
+
+
+def run_chat(app: gr.Blocks, question: str, history: list[Any] | None = None, answers: dict[int, Any] | None = None,
+             messages: list[Any] | None = None, **opts: Any) -> list[tuple[Any, ...]]:
+    """Every update the chat handler yields (messages, history, answers, sources, copy text, ...)."""
+    o = {"k": 5, "hybrid": True, "venue": "", "year": "", "mode": "llm"} | opts
+    respond = fn(app, "respond")
+    return list(respond(question, messages or [], history or [], answers or {}, o["k"], o["hybrid"], o["venue"], o["year"], o["mode"]))
+
+
+@pytest.fixture
+def xss_file(tmp_path: Path) -> Path:
+    path = tmp_path / "xss.jsonl"
+    rec = {"id": "xss-1", "title": "Quokkanet <img src=x onerror=alert(1)>", "abstract": XSS_ABSTRACT, "venue": "ICML", "year": 2025}
+    path.write_text(json.dumps(rec) + "\n")
+    return path
+
+
+def test_streamed_answer_links_citations_and_highlights_the_supporting_sentence(seed_assistant: Any) -> None:
+    a, fake = with_fake(seed_assistant, wildbox_reply)
+    steps = run_chat(build_app(a), WILDBOX_Q)
+    messages, history, answers, sources, copy_text, _, _ = steps[-1]
+    # streamed: several partial assistant messages before the final one
+    partial = [s[0][-1]["content"] for s in steps[:-1] if isinstance(s[0], list) and s[0] and "WildBox" in s[0][-1]["content"]]
+    assert len(partial) > 3
+    final = messages[-1]["content"]
+    n = evidence_number(fake.prompts[-1], "WildBox")
+    assert f'href="#rag-src-1-{n}"' in final
+    # the unsupported sentence is shown, marked, outside the answer paragraph
+    assert "rag-unsupported" in final and "<s>The capital of France is Paris.</s>" in final
+    card = re.search(rf'<div class="rag-source" id="rag-src-1-{n}">.*?</div></div>', sources, re.S)
+    assert card and "WildBox" in card.group(0)
+    mark = re.search(r'<mark class="rag-support">(.*?)</mark>', card.group(0), re.S)
+    assert mark and "237,505 3D bounding box annotations" in mark.group(1)
+    assert history == [("user", WILDBOX_Q), ("assistant", answers[1]["answer"])]
+    assert copy_text.startswith(answers[1]["answer"]) and f"[{n}] WildBox" in copy_text and "237,505" in copy_text.split("References")[1]
+
+
+def test_follow_up_shows_the_standalone_question(seed_assistant: Any) -> None:
+    def reply(prompt: str) -> str:
+        if "Standalone question:" in prompt:  # the condense prompt
+            return "How many species does WildBox cover?"
+        return wildbox_reply(prompt)
+
+    a, fake = with_fake(seed_assistant, reply)
+    app = build_app(a)
+    messages, history, answers, *_ = run_chat(app, WILDBOX_Q)[-1]
+    messages, history, answers, *_ = run_chat(app, "And how many species?", history=history, answers=answers, messages=messages)[-1]
+    final = messages[-1]["content"]
+    assert "And how many species?" in fake.prompts[-2]  # the conversation went to the condense step
+    assert '<div class="rag-standalone">Searched as: How many species does WildBox cover?</div>' in final
+    assert 'href="#rag-src-2-' in final and sorted(answers) == [1, 3]  # second turn's markers, answers by message index
+    assert len(history) == 4
+
+
+def test_refusal_shows_the_closest_papers(seed_assistant: Any) -> None:
+    a, _ = with_fake(seed_assistant, lambda p: NO_ANSWER)
+    messages, _, answers, sources, *_ = run_chat(build_app(a), "Which paper studies WildBox drone footage of zebras?")[-1]
+    assert answers[1]["refused"] is True
+    assert "rag-refusal" in messages[-1]["content"] and "closest papers" in messages[-1]["content"]
+    assert "<h4>Closest papers</h4>" in sources and sources.count('class="rag-source"') == len(answers[1]["sources"]) > 0
+
+
+def test_abstract_and_model_output_are_escaped(make_settings: Callable[..., Any], embeddings: Any, xss_file: Path) -> None:
+    fake = ScriptedChatModel(reply=lambda p: 'Quokkanet reaches 91.2% recall <img src=x onerror="alert(1)"> [1].')
+    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
+    a.ingest([xss_file])
+    app = build_app(a)
+    messages, _, _, sources, *_ = run_chat(app, "What recall does Quokkanet reach on Quokka-9?")[-1]
+    rendered = messages[-1]["content"] + sources + format_papers_html(a.papers())
+    for raw in ("<script", "<img"):
+        assert raw not in rendered
+    assert "&lt;script&gt;window.__xss = 1&lt;/script&gt;" in sources
+    assert "&lt;img src=x onerror=alert(1)&gt;" in sources  # the title too
+    # partial streamed text is escaped as well
+    assert all("<img" not in m[0][-1]["content"] for m in run_chat(app, "Quokkanet recall?") if isinstance(m[0], list) and m[0])
+
+
+def test_highlight_merges_overlapping_spans_and_escapes() -> None:
+    html = format_abstract_html("a <b> c. d & e.", [(0, 8), (4, 10), (13, 15)])
+    assert html == '<mark class="rag-support">a &lt;b&gt; c. d</mark> &amp; <mark class="rag-support">e.</mark>'
+
+
+def test_corpus_list_is_searchable(seed_assistant: Any) -> None:
+    papers = seed_assistant.papers()
+    assert f"{len(papers)} of {len(papers)} papers" in format_papers_html(papers)
+    html = format_papers_html(papers, "wildbox")
+    assert "<b>WildBox</b>" in html and f"1 of {len(papers)} papers" in html
+
+
+def test_feedback_is_appended_as_json_lines(seed_assistant: Any, tmp_path: Path) -> None:
+    feedback = tmp_path / "fb" / "feedback.jsonl"
+    a, _ = with_fake(seed_assistant, wildbox_reply, ui=seed_assistant.settings.ui.model_copy(update={"feedback_file": feedback}))
+    app = build_app(a)
+    _, _, answers, *_ = run_chat(app, WILDBOX_Q)[-1]
+    on_feedback = fn(app, "on_feedback")
+    assert "saved (up)" in on_feedback(gr.LikeData(None, {"index": 1, "value": "x", "liked": True}), answers)
+    assert "saved (down)" in on_feedback(gr.LikeData(None, {"index": [1, 0], "value": "x", "liked": False}), answers)
+    assert on_feedback(gr.LikeData(None, {"index": 0, "value": "x", "liked": True}), answers) == "No answer to rate."
+    lines = [json.loads(line) for line in feedback.read_text().splitlines()]
+    assert [r["rating"] for r in lines] == ["up", "down"]
+    rec = lines[0]
+    assert rec["question"] == WILDBOX_Q and rec["answer"] == answers[1]["answer"]
+    assert rec["citations"][0]["paper_id"] == paper_id_containing(seed_assistant, "We introduce WildBox")
+    assert rec["settings"] == {"k": 5, "hybrid": True, "filters": {}, "mode": "llm"} and "time" in rec
+
+
+def test_feedback_file_defaults_to_the_data_dir(tmp_path: Path) -> None:
+    assert get_settings(data_dir=tmp_path).feedback_path() == tmp_path / "feedback.jsonl"
+
+
+def test_bad_upload_is_a_clear_error_and_indexes_nothing(make_settings: Callable[..., Any], embeddings: Any, tmp_path: Path) -> None:
+    a = Assistant(make_settings(), embeddings=embeddings, chat_model=ScriptedChatModel(reply=lambda p: NO_ANSWER))
+    app = build_app(a)
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps({"id": "g1", "title": "Good", "abstract": "A fine abstract about zebras."}) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "b1", "abstract": "ok"}) + "\n{not json\n")
+    upload = fn(app, "upload")
+    status, *_ = upload([str(good), str(bad)], "", progress=lambda *a, **k: None)
+    assert "Nothing was indexed" in status and "bad.jsonl" in status and "line 2" in status
+    assert a.papers() == []
+    status, papers_html, venues, years = upload([str(good)], "", progress=lambda *a, **k: None)
+    assert "1 added" in status and "<b>Good</b>" in papers_html
+    assert [p.paper_id for p in a.papers()] == ["g1"]
+
+
+def test_ask_endpoint_through_gradio_client(seed_assistant: Any) -> None:
+    from gradio_client import Client
+
+    a, _ = with_fake(seed_assistant, wildbox_reply)
+    port = free_port()
+    app = launch(a, "127.0.0.1", port, block=False, quiet=True)
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        result = client.predict(WILDBOX_Q, api_name="/ask")
+        assert "237,505" in result["answer"] and not result["refused"]
+        c = result["citations"][0]
+        assert c["paper_id"] == paper_id_containing(seed_assistant, "We introduce WildBox")
+        assert result["sources"][c["n"] - 1]["paper_id"] == c["paper_id"] and "237,505" in c["quote"]
+        extractive = client.predict(WILDBOX_Q, 2, False, "", "", "extractive", api_name="/ask")
+        assert extractive["mode"] == "extractive" and len(extractive["sources"]) <= 2
+        with pytest.raises(Exception, match="The question is empty"):
+            client.predict("  ", api_name="/ask")
+    finally:
+        app.close()
+
+
+def test_non_loopback_bind_needs_a_login(tmp_path: Path) -> None:
+    env = {"RAG_DATA_DIR": str(tmp_path), "RAG_CONFIG": str(tmp_path / "none.toml")}
+    from rag.cli import cli
+
+    r = CliRunner().invoke(cli, ["ui", "--host", "0.0.0.0"], env=env)
+    assert r.exit_code == 1 and "without a login: set RAG_UI__AUTH=user:password" in r.output
+    with pytest.raises(ConfigError, match="user:password"):
+        get_settings(ui={"auth": "nopassword"})
+
+
+def test_flat_auth_name_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_UI_AUTH", "ann:s3cret")
+    s = get_settings()
+    assert s.ui.auth is not None and s.ui.auth.get_secret_value() == "ann:s3cret"
+    assert s.masked()["ui"]["auth"] == "**********"
+
+
+def test_demo_opens_the_ui_after_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ui.app
+    from rag.cli import cli
+
+    calls: list[tuple[str, int]] = []
+    monkeypatch.setattr(ui.app, "launch", lambda assistant, host, port: calls.append((host, port)))
+    env = {"RAG_DATA_DIR": str(tmp_path), "RAG_CONFIG": str(tmp_path / "none.toml")}
+    r = CliRunner().invoke(cli, ["demo", "--port", "7999"], env=env, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "WildBox" in r.output and "$ rag ui" in r.output and calls == [("127.0.0.1", 7999)]

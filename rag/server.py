@@ -382,7 +382,10 @@ def create_app(assistant: Assistant) -> FastAPI:
                 filter_keys.invalidate()
         return IngestResponse(files=names, **report.to_json())
 
-    @app.post("/v1/chat/completions", response_model=ChatResponse, dependencies=auth, responses=_ERRORS,
+    sse = {200: {"content": {"text/event-stream": {}},
+                 "description": "JSON, or with `stream: true` server-sent `chat.completion.chunk` events."}}
+
+    @app.post("/v1/chat/completions", response_model=ChatResponse, dependencies=auth, responses=_ERRORS | sse,
               tags=["openai"])
     def chat(body: ChatRequest) -> Any:
         """A grounded answer (OpenAI chat completion); ``rag`` holds the verified citations and sources.

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
+from eval.metrics import ndcg_at, recall_at
 from rag import Assistant, get_settings
 
 PUBLISHED = "Published SciFact *test* nDCG@10: BM25 0.665 (BEIR) - 0.687 (bm25s); all-MiniLM-L6-v2 0.645 - 0.674."
@@ -40,17 +40,6 @@ def load_queries(path: Path, keep: set[str]) -> dict[str, str]:
         if str(q["_id"]) in keep:
             out[str(q["_id"])] = q["text"]
     return out
-
-
-def ndcg_at(ranked: list[str], rel: dict[str, int], k: int) -> float:
-    dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(rel.values(), reverse=True)[:k]
-    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
-def recall_at(ranked: list[str], rel: dict[str, int], k: int) -> float:
-    return len(set(ranked[:k]) & set(rel)) / len(rel) if rel else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,14 +39,14 @@ def _assistant(ctx: click.Context) -> Any:
     return obj["assistant"]
 
 
-def _progress_bar(desc: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+def _progress_bar(desc: str, unit: str = "chunk") -> tuple[Callable[[int, int], None], Callable[[], None]]:
     from tqdm import tqdm
 
     bar: dict[str, Any] = {}
 
     def update(done: int, total: int) -> None:
         if "b" not in bar:
-            bar["b"] = tqdm(total=total, desc=desc, unit="chunk", file=sys.stderr, disable=None)
+            bar["b"] = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None)
         bar["b"].n = done
         bar["b"].refresh()
 
@@ -196,6 +196,55 @@ def config(ctx: click.Context, as_json: bool) -> None:
                 click.echo(f"{prefix}{key} = {value}")
 
     walk(data)
+
+
+@cli.command("eval")
+@click.argument("gold")
+@click.option("--config", "configs", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="TOML with rag.toml sections (e.g. [retrieval] mode = \"dense\"); repeat to compare configs.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("eval-out"), show_default=True,
+              help="Where report.json, report.md and the plots go.")
+@click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True, help="Ask every question N times.")
+@click.option("--corpus", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Abstracts the gold set is about (default: the bundled NeurIPS 2026 abstracts).")
+@click.option("--limit", type=click.IntRange(0), default=0, help="scifact/pubmedqa: only the first N questions (0: all; pubmedqa: 20).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+@_friendly
+def eval_(ctx: click.Context, gold: str, configs: tuple[Path, ...], out: Path, repeat: int, corpus: tuple[Path, ...],
+          limit: int, as_json: bool) -> None:
+    """Score answers on GOLD (a gold JSONL file), or run the `scifact` / `pubmedqa` benchmark."""
+    from eval import benchmarks, harness
+
+    base = ctx.obj.get("overrides", {})
+    if gold in ("scifact", "pubmedqa"):
+        settings = harness.settings_for(configs[0] if configs else None, base)
+        update, close = _progress_bar(gold, "question")
+        try:
+            if gold == "scifact":
+                res = benchmarks.run_scifact(_assistant_for(benchmarks.scifact_settings(settings)), limit=limit, progress=update)
+                md = benchmarks.scifact_markdown(res)
+            else:
+                res = benchmarks.run_pubmedqa(_assistant_for(benchmarks.pubmedqa_settings(settings)), limit=limit or 20, progress=update)
+                md = benchmarks.pubmedqa_markdown(res)
+        finally:
+            close()
+        benchmarks.write_benchmark(res, md, out)
+        click.echo(json.dumps(res, indent=2) if as_json else md)
+        return
+    doc = harness.evaluate_gold(Path(gold), list(configs) or [None], out, repeat=repeat, corpus=list(corpus), base=base,
+                                progress_factory=lambda label: _progress_bar(label, "question"))
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        click.echo((out / "report.md").read_text(encoding="utf-8").split("\n## Per question")[0])
+        click.echo(f"Report: {out / 'report.md'}")
+
+
+def _assistant_for(settings: Any) -> Any:
+    from rag.assistant import Assistant
+
+    return Assistant.from_settings(settings)
 
 
 @cli.command()

@@ -1,0 +1,224 @@
+"""External benchmarks in the same harness: BEIR SciFact (retrieval) and PubMedQA PQA-L (answers).
+
+    .venv/bin/python -m eval.benchmarks scifact  [--limit N] [--out DIR]
+    .venv/bin/python -m eval.benchmarks pubmedqa [--limit N] [--mode extractive] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from eval import metrics as M
+from eval.bench_retrieval import load_qrels, load_queries
+from rag import Answer, Assistant, Paper, RagError, Settings
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+Progress = Callable[[int, int], None] | None
+
+
+def _ci(values: Sequence[float | None], stat: Any = None) -> dict[str, Any]:
+    vals = [v for v in values if v is not None]
+    lo, hi = M.bootstrap_ci(vals, stat=stat or M.mean)
+    return {"value": (stat or M.mean)(vals), "ci_low": lo, "ci_high": hi, "n": len(vals)}
+
+
+# ---------------------------------------------------------------------- SciFact
+
+
+def scifact_settings(settings: Settings) -> Settings:
+    """The data dir and collection that eval.bench_retrieval fills, so nothing is embedded twice."""
+    return settings.model_copy(update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-scifact", "collection": "scifact"})
+
+
+def run_scifact(assistant: Assistant, data: Path = SHARED / "scifact", limit: int = 0, modes: Sequence[str] = ("bm25", "dense", "hybrid"),
+                progress: Progress = None) -> dict[str, Any]:
+    """nDCG@10, recall@10/100 and MRR per retriever on the SciFact train queries, with bootstrap CIs."""
+    rep = assistant.ingest([data / "corpus.jsonl.gz"])
+    qrels = load_qrels(data / "qrels" / "train.tsv")
+    queries = load_queries(data / "queries_train.jsonl", set(qrels))
+    qids = sorted(queries, key=int)[: limit or None]
+    out: dict[str, Any] = {"benchmark": "scifact-train", "queries": len(qids), "corpus": rep.papers_seen, "newly_embedded": rep.embedded, "retrievers": {}}
+    done, total = 0, len(qids) * len(modes)
+    for mode in modes:
+        nd, r10, r100, rr, lat = [], [], [], [], []
+        for qid in qids:
+            t = time.perf_counter()
+            ranked = [h.paper_id for h in assistant.search(queries[qid], k=100, mode=mode)]  # type: ignore[arg-type]
+            lat.append(time.perf_counter() - t)
+            nd.append(M.ndcg_at(ranked, qrels[qid], 10))
+            r10.append(M.recall_at(ranked, qrels[qid], 10))
+            r100.append(M.recall_at(ranked, qrels[qid], 100))
+            rr.append(M.reciprocal_rank(ranked, qrels[qid]))
+            done += 1
+            if progress:
+                progress(done, total)
+        out["retrievers"][mode] = {"ndcg@10": _ci(nd), "recall@10": _ci(r10), "recall@100": _ci(r100), "mrr": _ci(rr),
+                                   "latency_p50_s": M.percentile(lat, 50)}
+    return out
+
+
+def scifact_markdown(res: dict[str, Any]) -> str:
+    lines = [f"SciFact train: {res['queries']} queries, {res['corpus']} abstracts (bootstrap 95% CI)", "",
+             "| retriever | nDCG@10 | R@10 | R@100 | MRR | p50 (k=100) |", "|---|---|---|---|---|---|"]
+    for mode, r in res["retrievers"].items():
+        cell = lambda m: f"{r[m]['value']:.3f} [{r[m]['ci_low']:.3f}, {r[m]['ci_high']:.3f}]"  # noqa: E731
+        lines.append(f"| {mode} | {cell('ndcg@10')} | {cell('recall@10')} | {cell('recall@100')} | {cell('mrr')} | {1000 * r['latency_p50_s']:.0f} ms |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- PubMedQA
+
+PUBMEDQA_SUFFIX = " Answer yes, no or maybe first, then explain."
+_NEG = re.compile(r"\b(no|not|none|neither|nor|cannot|can't|doesn't|does not|did not|didn't|isn't|is not|aren't|are not|was not|were not|"
+                  r"without|fail(?:s|ed)? to|no significant|unrelated|lack of|absence of|insufficient)\b")
+_HEDGE = re.compile(r"\b(maybe|may or may not|unclear|uncertain|inconclusive|mixed|partially|partly|limited evidence|remains to be|"
+                    r"further (?:studies|research)|not clear|possibly|might)\b")
+
+
+def load_pubmedqa(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    items = []
+    for pmid, rec in data.items():
+        ctx = rec["CONTEXTS"]
+        if isinstance(ctx, str):
+            ctx = ast.literal_eval(ctx)  # this copy stores the list as its Python repr
+        items.append({"id": str(pmid), "question": rec["QUESTION"], "abstract": " ".join(ctx), "label": rec["final_decision"]})
+    return items
+
+
+def pubmedqa_papers(items: Sequence[dict[str, Any]]) -> list[Paper]:
+    # the title must not be the question (that would leak the answer's paper into BM25): a neutral one
+    return [Paper(paper_id=it["id"], title=f"PubMed {it['id']}", abstract=it["abstract"], source=f"pqal_dev.json:{it['id']}") for it in items]
+
+
+def classify_decision(answer: Answer) -> str:
+    """yes/no/maybe from the answer. A refusal is "maybe" (the abstracts were judged insufficient).
+
+    1. The model's own first word, when it followed the instruction (read from the raw sentences,
+       because a bare "Yes." carries no claim and is not in the verified text).
+    2. Else cues in the verified text: a hedge -> maybe; a negation -> no; otherwise yes.
+    """
+    if answer.refused:
+        return "maybe"
+    first = answer.sentences[0].text if answer.sentences else answer.text
+    m = re.match(r"\W*(yes|no|maybe)\b", first.strip().lower())
+    if m:
+        return m.group(1)
+    text = answer.text.lower()
+    if _HEDGE.search(text):
+        return "maybe"
+    if _NEG.search(text):
+        return "no"
+    return "yes"
+
+
+def run_pubmedqa(assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_dev.json", limit: int = 20,
+                 progress: Progress = None) -> dict[str, Any]:
+    """Retrieval (own abstract at rank 1 / in top k, MRR) on all questions; answers on the first ``limit``."""
+    items = load_pubmedqa(path)
+    rep = assistant.ingest_papers(pubmedqa_papers(items))
+    k = assistant.settings.retrieval.k
+    hit1, hitk, rr = [], [], []
+    for it in items:
+        ranked = [h.paper_id for h in assistant.search(it["question"], k=10)]
+        hit1.append(float(ranked[:1] == [it["id"]]))
+        hitk.append(M.recall_at(ranked, [it["id"]], k))
+        rr.append(M.reciprocal_rank(ranked, [it["id"]]))
+    rows = []
+    chosen = items[: limit or None]
+    for i, it in enumerate(chosen):
+        t = time.perf_counter()
+        try:
+            ans = assistant.ask(it["question"] + PUBMEDQA_SUFFIX)
+            err = None
+        except RagError as e:
+            ans, err = None, f"{type(e).__name__}: {e}"
+        lat = time.perf_counter() - t
+        pred = classify_decision(ans) if ans else "maybe"
+        cited = list(dict.fromkeys(c.paper_id for c in ans.citations)) if ans else []
+        rows.append({"id": it["id"], "label": it["label"], "pred": pred, "correct": pred == it["label"],
+                     "refused": bool(ans is None or ans.refused), "cited_own": it["id"] in cited, "cited_only_own": cited == [it["id"]],
+                     "cited": cited, "answer": ans.text if ans else err, "latency": lat, "error": err})
+        if progress:
+            progress(i + 1, len(chosen))
+    labels = [r["label"] for r in rows]
+    majority = max(set(labels), key=labels.count) if labels else None
+    return {
+        "benchmark": "pubmedqa-pqal-dev", "questions_indexed": len(items), "newly_embedded": rep.embedded,
+        "answer_mode": assistant.settings.answer.mode, "answered_n": len(rows),
+        "retrieval": {"hit@1": _ci(hit1), f"recall@{k}": _ci(hitk), "mrr": _ci(rr)},
+        "accuracy": _ci([float(r["correct"]) for r in rows]),
+        "accuracy_when_answered": _ci([float(r["correct"]) for r in rows if not r["refused"]]),
+        "refusal_rate": _ci([float(r["refused"]) for r in rows]),
+        "cited_own_abstract": _ci([float(r["cited_own"]) for r in rows if not r["refused"]]),
+        "cited_only_own_abstract": _ci([float(r["cited_only_own"]) for r in rows if not r["refused"]]),
+        "majority_baseline": {"label": majority, "accuracy": labels.count(majority) / len(labels) if labels else None},
+        "latency_p50_s": M.percentile([r["latency"] for r in rows], 50),
+        "latency_p95_s": M.percentile([r["latency"] for r in rows], 95),
+        "label_counts": {x: labels.count(x) for x in ("yes", "no", "maybe")},
+        "pred_counts": {x: sum(r["pred"] == x for r in rows) for x in ("yes", "no", "maybe")},
+        "rows": rows,
+    }
+
+
+def pubmedqa_markdown(res: dict[str, Any]) -> str:
+    c = lambda d: "n/a" if d["value"] is None else f"{d['value']:.3f} [{d['ci_low']:.3f}, {d['ci_high']:.3f}] (n={d['n']})"  # noqa: E731
+    r = res["retrieval"]
+    lines = [f"PubMedQA PQA-L dev: retrieval over all {res['questions_indexed']} questions; answers ({res['answer_mode']}) on the first {res['answered_n']}", "",
+             "| metric | value [95% CI] |", "|---|---|"]
+    for name, d in r.items():
+        lines.append(f"| retrieval {name} (own abstract) | {c(d)} |")
+    for name in ("accuracy", "accuracy_when_answered", "refusal_rate", "cited_own_abstract", "cited_only_own_abstract"):
+        lines.append(f"| {name} | {c(res[name])} |")
+    mb = res["majority_baseline"]
+    lines.append(f"| majority-class baseline ({mb['label']}) | {fmt_float(mb['accuracy'])} |")
+    lines.append(f"| latency p50 / p95 | {fmt_float(res['latency_p50_s'], 1)} s / {fmt_float(res['latency_p95_s'], 1)} s |")
+    lines.append(f"\nlabels {res['label_counts']}, predictions {res['pred_counts']}")
+    return "\n".join(lines)
+
+
+def fmt_float(x: float | None, d: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{d}f}"
+
+
+def pubmedqa_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-pubmedqa", "collection": "pubmedqa"})
+
+
+def write_benchmark(res: dict[str, Any], md: str, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{res['benchmark']}.json").write_text(json.dumps(res, indent=2, ensure_ascii=False, allow_nan=False))
+    (out / f"{res['benchmark']}.md").write_text(md + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rag import get_settings
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("benchmark", choices=["scifact", "pubmedqa"])
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--mode", choices=["llm", "extractive"], default=None)
+    ap.add_argument("--out", type=Path, default=Path("eval-out"))
+    args = ap.parse_args(argv)
+    base = get_settings(**({"answer": {"mode": args.mode}} if args.mode else {}))
+    if args.benchmark == "scifact":
+        res = run_scifact(Assistant.from_settings(scifact_settings(base)), limit=args.limit)
+        md = scifact_markdown(res)
+    else:
+        res = run_pubmedqa(Assistant.from_settings(pubmedqa_settings(base)), limit=args.limit or 20)
+        md = pubmedqa_markdown(res)
+    write_benchmark(res, md, args.out)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""What ``rag eval`` does: build one assistant per ``--config``, index the corpus, run, tune, report.
+
+    rag eval eval/data/neurips2026_gold.jsonl --config a.toml --config b.toml --out eval-out
+    rag eval scifact  [--limit N]      # BEIR SciFact train retrieval (shared data dir, nothing re-embedded)
+    rag eval pubmedqa [--limit N]      # PubMedQA PQA-L dev: retrieval on all 500, answers on the first N
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from eval import tune
+from eval.dataset import EvalCase, load_gold, resolve_cases
+from eval.report import fmt, write_report
+from eval.run import EvalReport, Judge, run_eval
+from rag import Assistant, ConfigError, Settings, get_settings
+
+Progress = Callable[[int, int], None]
+
+
+def load_config(path: Path | None) -> dict[str, Any]:
+    """A --config TOML (same sections as rag.toml) as get_settings() keyword overrides."""
+    if path is None:
+        return {}
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the config: {e}") from e
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def settings_for(config: Path | None, base: dict[str, Any] | None = None, **forced: Any) -> Settings:
+    return get_settings(**_merge(_merge(base or {}, load_config(config)), forced))
+
+
+def gold_collection(settings: Settings, corpus: Sequence[Path]) -> str:
+    """A collection per (embedding, chunking, corpus) so configs that differ there never clash."""
+    key = repr((settings.embedding.provider, settings.embedding.model, settings.chunking.model_dump(), sorted(map(str, corpus))))
+    return "eval-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def evaluate_gold(
+    gold: Path,
+    configs: Sequence[Path | None],
+    out: Path,
+    *,
+    repeat: int = 1,
+    corpus: Sequence[Path] = (),
+    base: dict[str, Any] | None = None,
+    progress_factory: Callable[[str], tuple[Progress, Callable[[], None]]] | None = None,
+    judge: Judge | None = None,
+    assistants: Sequence[Assistant] | None = None,
+) -> dict[str, Any]:
+    """Run every config on the gold set and write the report. ``assistants`` (tests) replaces building them."""
+    cases = load_gold(gold)
+    reports: list[EvalReport] = []
+    resolved: list[EvalCase] = []
+    for i, config in enumerate(configs):
+        if assistants is not None:
+            assistant = assistants[i]
+        else:
+            settings = settings_for(config, base)
+            corpus_paths = list(corpus) or [Assistant.bundled_corpus()]
+            # the user's index is left alone: a separate data dir unless --data-dir was given
+            data_dir = settings.data_dir if "data_dir" in (base or {}) else Path(settings.cache_dir).expanduser() / "eval"
+            settings = settings.model_copy(update={"data_dir": data_dir, "collection": gold_collection(settings, corpus_paths)})
+            assistant = Assistant.from_settings(settings)
+            assistant.ingest(corpus_paths, prune=True)
+        resolved = resolve_cases(cases, assistant.papers(), source=str(gold))
+        label = config.stem if config is not None else "default"
+        update, close = progress_factory(label) if progress_factory else (None, lambda: None)
+        try:
+            reports.append(run_eval(assistant, resolved, repeat=repeat, progress=update, judge=judge, label=label, gold=str(gold)))
+        finally:
+            close()
+    extra: dict[str, Any] = {}
+    extra_md = ""
+    curves = None
+    chosen_txt = ""
+    # threshold tuning needs a run where nothing was filtered: both thresholds at 0
+    by_id = {c.id: c for c in resolved}
+    for rep in reports:
+        ans = rep.settings.get("answer", {})
+        if ans.get("min_relevance") == 0 and ans.get("min_support") == 0:
+            extra, extra_md, curves, chosen_txt = tuning_section(rep, by_id)
+            break
+    doc = write_report(reports, out, extra=extra, extra_md=extra_md, curves=curves, chosen=chosen_txt)
+    return doc
+
+
+def tuning_section(rep: EvalReport, cases: dict[str, EvalCase]) -> tuple[dict[str, Any], str, Any, str]:
+    points = tune.sweep(rep.rows, cases)
+    best = tune.choose(points)
+    current = next(p for p in points if p.min_relevance == 0.3 and p.min_support == 0.6)
+    curves = {"by best relevance": tune.curve(rep.rows, cases, "relevance"), "by best support": tune.curve(rep.rows, cases, "support")}
+    chosen = f"chosen min_relevance={best.min_relevance}, min_support={best.min_support}"
+    md = ["## Threshold tuning (replayed from the run with both thresholds at 0)", "",
+          "| min_relevance | min_support | coverage | precision | accuracy | refusal recall | decision accuracy |", "|---|---|---|---|---|---|---|"]
+    top = sorted(points, key=lambda p: -(p.decision_accuracy or 0))[:8]
+    for p in [current, best] + [p for p in top if p not in (current, best)]:
+        tag = " (current)" if p is current else " (chosen)" if p is best else ""
+        md.append(f"| {p.min_relevance}{tag} | {p.min_support} | {fmt(p.coverage)} | {fmt(p.precision)} | {fmt(p.accuracy)} | "
+                  f"{fmt(p.refusal_recall)} | {fmt(p.decision_accuracy)} |")
+    md += ["", "![risk vs coverage](risk_coverage.png)"]
+    extra = {"tuning": {"from_run": rep.label, "chosen": best.model_dump(), "current": current.model_dump(),
+                        "grid": [p.model_dump() for p in points],
+                        "curves": {k: [list(x) for x in v] for k, v in curves.items()}}}
+    return extra, "\n".join(md), curves, chosen
+

@@ -1,0 +1,191 @@
+"""Evaluation metrics: pure functions over ids, texts and numbers (no model, no I/O).
+
+Every function returns a float in [0, 1] (or seconds for latency), or ``None`` when the metric is
+undefined for the input (e.g. precision with nothing answered). ``None`` becomes ``null`` in JSON
+and "n/a" in the Markdown report: the harness never produces NaN.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+# ---------------------------------------------------------------------- retrieval
+
+
+def ndcg_at(ranked: Sequence[str], rel: Mapping[str, int], k: int = 10) -> float:
+    """nDCG@k with graded relevance ``rel`` (BEIR convention: gain = relevance, log2 discount)."""
+    dcg = sum(rel.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(rel.values(), reverse=True)[:k]
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: Sequence[str], rel: Mapping[str, int] | set[str] | Sequence[str], k: int) -> float:
+    """Share of the relevant ids found in the first ``k`` ranked ids."""
+    relevant = set(rel)
+    return len(set(ranked[:k]) & relevant) / len(relevant) if relevant else 0.0
+
+
+def reciprocal_rank(ranked: Sequence[str], rel: Mapping[str, int] | set[str] | Sequence[str]) -> float:
+    """1 / rank of the first relevant id (0 when none is ranked); the mean over queries is MRR."""
+    relevant = set(rel)
+    for i, d in enumerate(ranked):
+        if d in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+# ---------------------------------------------------------------------- citations
+
+
+def citation_precision(cited: Sequence[str], gold: Sequence[str]) -> float | None:
+    """Share of the distinct cited papers that are gold papers; None when nothing is cited."""
+    c = set(cited)
+    return len(c & set(gold)) / len(c) if c else None
+
+
+def citation_recall(cited: Sequence[str], gold: Sequence[str]) -> float | None:
+    """Share of the gold papers that are cited; None when there is no gold paper."""
+    g = set(gold)
+    return len(set(cited) & g) / len(g) if g else None
+
+
+# ---------------------------------------------------------------------- answer text
+
+_NUM_SEP = re.compile(r"(?<=\d)[,\u2009\u202f](?=\d{3}\b)")
+
+
+def normalise_answer(text: str) -> str:
+    """Lower-case, thousands separators removed ("237,505" -> "237505"), LaTeX/Markdown noise
+    dropped, whitespace collapsed, so that keyword matching is about content, not formatting."""
+    t = text.lower()
+    t = _NUM_SEP.sub("", t)
+    t = re.sub(r"[*_$`{}]", "", t)
+    t = t.replace("\\pm", "±")
+    t = re.sub(r"(\d)\s*(?:\\times|×|x|times)(?![a-z])", r"\1×", t)  # "20$\times$", "20x", "20 times" -> "20×"
+    t = t.replace("\\", "")
+    t = t.replace("\u2013", "-").replace("\u2014", "-").replace("\u2019", "'")
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def keyword_group_found(text: str, group: str) -> bool:
+    """A group is alternatives separated by ``|``; it is found when any alternative occurs in the text.
+
+    Matching is after :func:`normalise_answer`; an alternative must start a word (so it may be a
+    stem: "interfer" matches "interference"), and one ending in a digit must end the number, so
+    "65" does not match "650" or "65.3", and "237,505" matches "237505".
+    """
+    t = normalise_answer(text)
+    for alt in group.split("|"):
+        a = normalise_answer(alt)
+        end = r"(?![\d]|[.,]\d)" if a[-1:].isdigit() else ""
+        if a and re.search(rf"(?<![\w.]){re.escape(a)}{end}", t):
+            return True
+    return False
+
+
+def keyword_score(text: str, groups: Sequence[str]) -> float | None:
+    """Share of keyword groups found; None when there are no groups."""
+    return sum(keyword_group_found(text, g) for g in groups) / len(groups) if groups else None
+
+
+def answer_correct(text: str, groups: Sequence[str]) -> bool:
+    """Correct when every keyword group is found (a question without groups: any answer is correct)."""
+    return all(keyword_group_found(text, g) for g in groups)
+
+
+def supported_rate(supported_flags: Sequence[bool]) -> float | None:
+    """Share of the answer's claims that the verifier found supported; None when there are none."""
+    return sum(bool(x) for x in supported_flags) / len(supported_flags) if supported_flags else None
+
+
+# ---------------------------------------------------------------------- abstention (LitQA2-style)
+
+
+def abstention_metrics(answerable: Sequence[bool], answered: Sequence[bool], correct: Sequence[bool]) -> dict[str, float | None]:
+    """LitQA2-style scores over one run.
+
+    ``correct[i]`` is whether the *answer* was right (for an unanswerable question, answering is never
+    right). Then: precision = correct / answered, accuracy = correct / all answerable (refusing an
+    answerable question counts as wrong), coverage = answered / all, refusal recall = refused
+    unanswerable / unanswerable, false-refusal rate = refused answerable / answerable, and
+    ``decision_accuracy`` credits a refusal of an unanswerable question as right (correct answers +
+    right refusals over all).
+    """
+    n = len(answerable)
+    ans = [i for i in range(n) if answered[i]]
+    good = [i for i in ans if answerable[i] and correct[i]]
+    a_idx = [i for i in range(n) if answerable[i]]
+    u_idx = [i for i in range(n) if not answerable[i]]
+    return {
+        "precision": len(good) / len(ans) if ans else None,
+        "accuracy": len(good) / len(a_idx) if a_idx else None,
+        "coverage": len(ans) / n if n else None,
+        "refusal_recall": sum(not answered[i] for i in u_idx) / len(u_idx) if u_idx else None,
+        "false_refusal_rate": sum(not answered[i] for i in a_idx) / len(a_idx) if a_idx else None,
+        "decision_accuracy": (len(good) + sum(not answered[i] for i in u_idx)) / n if n else None,
+    }
+
+
+def risk_coverage(confidence: Sequence[float], correct: Sequence[bool]) -> list[tuple[float, float, float]]:
+    """Selective-prediction curve: for each threshold t (each distinct confidence, high to low),
+    answer only when confidence >= t. Returns ``(t, coverage, risk)`` with risk = 1 - precision."""
+    n = len(confidence)
+    out = []
+    for t in sorted(set(confidence), reverse=True):
+        kept = [c for conf, c in zip(confidence, correct) if conf >= t]
+        out.append((t, len(kept) / n, 1 - sum(kept) / len(kept)))
+    return out
+
+
+# ---------------------------------------------------------------------- summaries
+
+
+def mean(values: Sequence[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default); None for no values."""
+    vals = sorted(values)
+    if not vals:
+        return None
+    pos = (len(vals) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
+
+
+def bootstrap_ci(
+    values: Sequence[float | None],
+    stat: Callable[[Sequence[float]], float | None] = mean,  # type: ignore[assignment]
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of ``stat`` over the non-None ``values`` (fixed seed: reproducible)."""
+    vals = [float(v) for v in values if v is not None]
+    if not vals:
+        return None, None
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(n_resamples):
+        s = stat([vals[rng.randrange(len(vals))] for _ in vals])
+        if s is not None:
+            stats.append(s)
+    alpha = (1 - level) / 2 * 100
+    return percentile(stats, alpha), percentile(stats, 100 - alpha)
+
+
+def paired_bootstrap_delta(
+    a: Sequence[float | None], b: Sequence[float | None], n_resamples: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
+    """Mean of (b - a) over the items both define, with a paired percentile-bootstrap CI."""
+    diffs = [float(y) - float(x) for x, y in zip(a, b) if x is not None and y is not None]
+    if not diffs:
+        return None, None, None
+    lo, hi = bootstrap_ci(diffs, n_resamples=n_resamples, seed=seed, level=level)
+    return sum(diffs) / len(diffs), lo, hi

@@ -1,0 +1,98 @@
+"""Abstention / support threshold tuning from one run made with both thresholds at 0.
+
+With ``min_relevance = 0`` and ``min_support = 0`` every question reaches the LLM and every sentence is
+kept, and each row records the best cosine and every sentence's support score. Raising the thresholds
+only removes things, so the outcome at any (min_relevance, min_support) can be replayed from those rows
+without asking again: refuse when the best cosine is below min_relevance and the question names none
+of the retrieved titles; otherwise keep the sentences whose support reaches min_support and refuse when
+none is left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel
+
+from eval import metrics as M
+from eval.dataset import EvalCase
+from eval.run import EvalRow
+
+
+def names_title(question: str, titles: Sequence[str]) -> bool:
+    """The assistant's "question names a paper" rule, restated for replay (title, or its acronym in parentheses)."""
+    q = question.lower()
+    for title in titles:
+        names = {title} | set(re.findall(r"\(([^()]{2,20})\)", title)) | {re.sub(r"\s*\([^()]*\)", "", title)}
+        for name in names:
+            name = name.strip().lower()
+            if len(name) >= 3 and len(name.split()) <= 6 and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", q):
+                return True
+    return False
+
+
+def replay(row: EvalRow, case: EvalCase | None, min_relevance: float, min_support: float) -> tuple[bool, bool]:
+    """(answered, correct) of ``row`` had it been run with these thresholds."""
+    if row.error is not None or row.refused:
+        return False, False
+    if row.best_relevance is not None and row.best_relevance < min_relevance and not names_title(row.standalone_question, row.source_titles):
+        return False, False
+    kept = [s.text for s in row.sentences if s.support >= min_support]
+    if not kept:
+        return False, False
+    correct = bool(case and case.answerable and M.answer_correct(" ".join(kept), case.answer_keywords))
+    return True, correct
+
+
+class TuningPoint(BaseModel):
+    min_relevance: float
+    min_support: float
+    coverage: float | None
+    precision: float | None
+    accuracy: float | None
+    refusal_recall: float | None
+    decision_accuracy: float | None
+
+
+def sweep(
+    rows: Sequence[EvalRow],
+    cases: Mapping[str, EvalCase],
+    relevance_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(0, 11)),
+    support_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(0, 19)),
+) -> list[TuningPoint]:
+    points = []
+    for r in relevance_grid:
+        for s in support_grid:
+            out = [replay(row, cases.get(row.case_id), r, s) for row in rows]
+            scores = M.abstention_metrics([row.answerable for row in rows], [a for a, _ in out], [c for _, c in out])
+            points.append(TuningPoint(min_relevance=r, min_support=s, **{k: scores[k] for k in TuningPoint.model_fields if k in scores}))
+    return points
+
+
+def choose(points: Sequence[TuningPoint], current: tuple[float, float] = (0.30, 0.60)) -> TuningPoint:
+    """Best decision accuracy (right answers + right refusals); ties go to higher precision, then to
+    the point nearest the current defaults (so noise does not move them)."""
+    return max(
+        points,
+        key=lambda p: (
+            round(p.decision_accuracy or 0.0, 6),
+            round(p.precision or 0.0, 6),
+            -abs(p.min_relevance - current[0]) - abs(p.min_support - current[1]),
+        ),
+    )
+
+
+def curve(rows: Sequence[EvalRow], cases: Mapping[str, EvalCase], by: str) -> list[tuple[float, float, float]]:
+    """Risk vs coverage when answering only above a confidence: ``by`` = "relevance" (best cosine) or
+    "support" (best sentence support). Risk counts a wrong answer or an answered unanswerable question."""
+    conf, good = [], []
+    for row in rows:
+        answered, correct = replay(row, cases.get(row.case_id), 0.0, 0.0)
+        if by == "relevance":
+            c = row.best_relevance or 0.0
+        else:
+            c = max((s.support for s in row.sentences), default=0.0)
+        conf.append(c if answered else -1.0)
+        good.append(correct)
+    return [p for p in M.risk_coverage(conf, good) if p[0] >= 0]

@@ -1,0 +1,184 @@
+"""Every evaluation metric against values worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from eval import metrics as M
+from eval.dataset import EvalCase, GoldError, load_gold, resolve_cases
+from eval.tune import choose, replay, sweep
+from rag import Paper
+
+
+def test_ndcg_at_10_binary_relevance() -> None:
+    # relevant docs at ranks 1 and 3: DCG = 1 + 1/log2(4) = 1.5; ideal = 1 + 1/log2(3)
+    got = M.ndcg_at(["a", "x", "b"], {"a": 1, "b": 1}, 10)
+    assert got == pytest.approx(1.5 / (1 + 1 / math.log2(3)))
+    assert M.ndcg_at(["x", "y"], {"a": 1}, 10) == 0.0
+    assert M.ndcg_at(["a"], {}, 10) == 0.0
+
+
+def test_ndcg_uses_graded_gains_and_cuts_at_k() -> None:
+    # rel a=2, b=1; ranked b, a: DCG = 1 + 2/log2(3); ideal = 2 + 1/log2(3)
+    assert M.ndcg_at(["b", "a"], {"a": 2, "b": 1}, 10) == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)))
+    assert M.ndcg_at(["x", "a"], {"a": 1}, 1) == 0.0
+
+
+def test_recall_at_k_and_reciprocal_rank() -> None:
+    ranked = ["x", "a", "y", "b"]
+    assert M.recall_at(ranked, ["a", "b"], 2) == 0.5
+    assert M.recall_at(ranked, ["a", "b"], 4) == 1.0
+    assert M.recall_at(ranked, [], 4) == 0.0
+    assert M.reciprocal_rank(ranked, ["b", "a"]) == 0.5
+    assert M.reciprocal_rank(ranked, ["z"]) == 0.0
+
+
+def test_citation_precision_and_recall() -> None:
+    assert M.citation_precision(["a", "b", "b"], ["a"]) == 0.5  # distinct cited papers: a, b
+    assert M.citation_recall(["a"], ["a", "c"]) == 0.5
+    assert M.citation_precision([], ["a"]) is None
+    assert M.citation_recall(["a"], []) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "group", "found"),
+    [
+        ("WildBox has 237505 boxes", "237,505", True),
+        ("WildBox has 237,505 boxes", "237505", True),
+        ("It found 650 bugs", "65", False),
+        ("AP of 65.3", "65", False),
+        ("It confirmed 65 vulnerabilities.", "65", True),
+        ("up to **20$\\times$ compression**", "20×|20 times", True),
+        ("a 20x speed-up", "20×", True),
+        ("prompt interference", "interfer", True),
+        ("the ratio $c(v)$", "c(v)", True),
+        ("WildBox", "Symmetry Lottery|Lottery", False),
+        ("Expected calibration error", "ECE|Expected Calibration Error", True),
+    ],
+)
+def test_keyword_group_matching(text: str, group: str, found: bool) -> None:
+    assert M.keyword_group_found(text, group) is found
+
+
+def test_answer_correct_needs_every_group() -> None:
+    groups = ["22", "62|sixty-two"]
+    assert M.answer_correct("22 protocols and 62 subtasks", groups)
+    assert not M.answer_correct("22 protocols", groups)
+    assert M.keyword_score("22 protocols", groups) == 0.5
+    assert M.keyword_score("anything", []) is None
+
+
+def test_supported_rate() -> None:
+    assert M.supported_rate([True, False, True, True]) == 0.75
+    assert M.supported_rate([]) is None
+
+
+def test_abstention_metrics_litqa2_style() -> None:
+    # q1 answerable answered right, q2 answerable answered wrong, q3 answerable refused,
+    # q4 unanswerable refused (right), q5 unanswerable answered (wrong)
+    answerable = [True, True, True, False, False]
+    answered = [True, True, False, False, True]
+    correct = [True, False, False, False, False]
+    m = M.abstention_metrics(answerable, answered, correct)
+    assert m["precision"] == pytest.approx(1 / 3)  # 1 right of 3 answered
+    assert m["accuracy"] == pytest.approx(1 / 3)  # 1 right of 3 answerable
+    assert m["coverage"] == pytest.approx(3 / 5)
+    assert m["refusal_recall"] == 0.5
+    assert m["false_refusal_rate"] == pytest.approx(1 / 3)
+    assert m["decision_accuracy"] == pytest.approx(2 / 5)  # q1 + q4
+    empty = M.abstention_metrics([False], [False], [False])
+    assert empty["precision"] is None and empty["accuracy"] is None and empty["refusal_recall"] == 1.0
+
+
+def test_risk_coverage_curve() -> None:
+    curve = M.risk_coverage([0.9, 0.8, 0.2], [True, False, True])
+    assert curve == [(0.9, pytest.approx(1 / 3), 0.0), (0.8, pytest.approx(2 / 3), 0.5), (0.2, 1.0, pytest.approx(1 / 3))]
+
+
+def test_percentiles_interpolate_like_numpy() -> None:
+    vals = [1.0, 2.0, 3.0, 4.0]
+    assert M.percentile(vals, 50) == 2.5
+    assert M.percentile(vals, 95) == pytest.approx(3.85)
+    assert M.percentile([], 50) is None
+
+
+def test_bootstrap_ci_is_reproducible_and_brackets_the_mean() -> None:
+    vals = [0.0, 1.0] * 20
+    lo, hi = M.bootstrap_ci(vals, seed=0)
+    assert (lo, hi) == M.bootstrap_ci(vals, seed=0)
+    assert lo is not None and hi is not None and lo < 0.5 < hi and hi - lo < 0.4
+    assert M.bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0)
+    assert M.bootstrap_ci([None, None]) == (None, None)
+
+
+def test_paired_delta_uses_only_items_both_define() -> None:
+    d, lo, hi = M.paired_bootstrap_delta([0.0, 1.0, None], [1.0, 1.0, 0.0])
+    assert d == 0.5 and lo is not None and hi is not None and 0.0 <= lo <= d <= hi <= 1.0
+    assert M.paired_bootstrap_delta([None], [1.0]) == (None, None, None)
+
+
+# ---------------------------------------------------------------------- gold files
+
+
+def write(tmp_path: Path, *lines: str) -> Path:
+    p = tmp_path / "gold.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_gold_errors_name_the_line(tmp_path: Path) -> None:
+    ok = json.dumps({"question": "q?", "supporting_ids": ["p1"]})
+    with pytest.raises(GoldError, match=r"gold.jsonl:2: invalid JSON"):
+        load_gold(write(tmp_path, ok, "{nope"))
+    with pytest.raises(GoldError, match=r"gold.jsonl:1: .*supporting_ids or supporting_quotes"):
+        load_gold(write(tmp_path, json.dumps({"question": "q?"})))
+    with pytest.raises(GoldError, match=r":2: .*type"):
+        load_gold(write(tmp_path, ok, json.dumps({"question": "q?", "type": "trivia", "supporting_ids": ["p"]})))
+    with pytest.raises(GoldError, match=r":2: duplicate id 'a'"):
+        load_gold(write(tmp_path, json.dumps({"id": "a", "question": "q?", "supporting_ids": ["p"]}),
+                        json.dumps({"id": "a", "question": "r?", "supporting_ids": ["p"]})))
+
+
+def test_quotes_resolve_to_paper_ids(tmp_path: Path) -> None:
+    papers = [Paper(paper_id="p1", title="A", abstract="We   introduce WildBox, a dataset."),
+              Paper(paper_id="p2", title="B", abstract="Another dataset.")]
+    gold = write(tmp_path, json.dumps({"question": "q?", "supporting_quotes": ["We introduce\nWildBox"]}),
+                 json.dumps({"question": "r?", "supporting_quotes": ["dataset."]}))
+    cases = load_gold(gold)
+    assert resolve_cases(cases[:1], papers)[0].supporting_ids == ["p1"]
+    with pytest.raises(GoldError, match=r":2: supporting quote 'dataset.' is in 2 abstracts"):
+        resolve_cases(cases, papers, source="gold.jsonl")
+    missing = load_gold(write(tmp_path, json.dumps({"question": "q?", "supporting_quotes": ["zebras"]})))
+    with pytest.raises(GoldError, match=r":1: supporting quote 'zebras' is in no indexed abstract"):
+        resolve_cases(missing, papers)
+
+
+def test_bundled_gold_set_is_well_formed() -> None:
+    cases = load_gold(Path(__file__).resolve().parents[1] / "eval" / "data" / "neurips2026_gold.jsonl")
+    types = [c.type for c in cases]
+    assert len(cases) >= 40 and types.count("unanswerable") >= 6 and "multi" in types
+    assert sum(bool(c.history) for c in cases) >= 2
+
+
+# ---------------------------------------------------------------------- threshold replay
+
+
+def test_replay_applies_both_thresholds() -> None:
+    from eval.run import EvalRow, SentenceRecord
+
+    case = EvalCase(id="a", question="How many?", answer_keywords=["65"], supporting_ids=["p"])
+    row = EvalRow(case_id="a", type="factoid", answerable=True, question="How many?", standalone_question="How many?",
+                  refused=False, best_relevance=0.4, source_titles=["WiREBench"],
+                  sentences=[SentenceRecord(text="It found 65 bugs.", support=0.7, supported=True),
+                             SentenceRecord(text="It is fast.", support=0.3, supported=True)])
+    assert replay(row, case, 0.3, 0.6) == (True, True)
+    assert replay(row, case, 0.5, 0.6) == (False, False)  # below relevance, names no title
+    assert replay(row, case, 0.3, 0.8) == (False, False)  # no sentence left
+    named = row.model_copy(update={"standalone_question": "How many bugs did WiREBench find?"})
+    assert replay(named, case, 0.5, 0.6) == (True, True)
+    points = sweep([row], {"a": case}, relevance_grid=[0.3, 0.5], support_grid=[0.6, 0.8])
+    assert choose(points, current=(0.3, 0.6)).min_relevance == 0.3

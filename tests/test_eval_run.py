@@ -1,0 +1,104 @@
+"""A small end-to-end evaluation: real retrieval over the seed abstracts, extractive answers or a
+scripted fake LLM, report files written, no NaN anywhere."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from eval.dataset import load_gold, resolve_cases
+from eval.harness import evaluate_gold
+from eval.run import run_eval
+from rag import Assistant
+from rag.cli import cli
+from tests.fakes import ScriptedChatModel, evidence_number
+
+GOLD = Path(__file__).resolve().parents[1] / "eval" / "data" / "neurips2026_gold.jsonl"
+PICK = ["wildbox-annotations", "wirebench-size", "wildbox-followup-species", "multi-agent-benchmarks", "unans-france", "unans-wildbox-authors"]
+
+
+def small_gold(tmp_path: Path) -> Path:
+    keep = [line for line in GOLD.read_text().splitlines() if json.loads(line)["id"] in PICK]
+    p = tmp_path / "gold.jsonl"
+    p.write_text("\n".join(keep) + "\n")
+    return p
+
+
+def no_nan(x: Any) -> bool:
+    if isinstance(x, float):
+        return not math.isnan(x)
+    if isinstance(x, dict):
+        return all(no_nan(v) for v in x.values())
+    if isinstance(x, list):
+        return all(no_nan(v) for v in x)
+    return True
+
+
+def with_llm(seed: Any, reply: Any) -> tuple[Assistant, ScriptedChatModel]:
+    fake = ScriptedChatModel(reply=reply)
+    return Assistant(seed.settings, embeddings=seed.embeddings, chat_model=fake), fake
+
+
+def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_path: Path) -> None:
+    def reply(prompt: str) -> str:
+        n = evidence_number(prompt, "WildBox")
+        if n is not None and "bounding box" in prompt.split("Question:")[-1]:
+            return f"WildBox comprises 237,505 3D bounding box annotations [{n}]. It was written by John Smith."
+        return "The indexed abstracts don't answer this."
+
+    assistant, fake = with_llm(seed_assistant, reply)
+    cases = resolve_cases(load_gold(small_gold(tmp_path)), assistant.papers())
+    seen: list[tuple[int, int]] = []
+    report = run_eval(assistant, cases, progress=lambda d, t: seen.append((d, t)))
+    rows = {r.case_id: r for r in report.rows}
+    assert seen[-1] == (len(PICK), len(PICK)) and len(fake.prompts) >= 1
+    wb = rows["wildbox-annotations"]
+    assert not wb.refused and wb.correct and wb.citation_precision == 1.0 and wb.citation_recall == 1.0
+    assert wb.supported_rate == 0.5  # the invented author sentence was flagged by the verifier
+    assert rows["unans-france"].refused and rows["unans-france"].decision_correct
+    agg = report.aggregate
+    assert agg["refusal_recall"].value == 1.0 and agg["coverage"].value == 1 / len(PICK)
+    assert agg["precision"].value == 1.0 and agg["accuracy"].value == 0.25
+    assert agg["recall@k"].value is not None and agg["recall@k"].value > 0.7
+    assert no_nan(json.loads(report.model_dump_json()))
+
+
+def test_cli_eval_writes_reports_and_compares_configs(tmp_path: Path) -> None:
+    gold = small_gold(tmp_path)
+    (tmp_path / "hybrid.toml").write_text('[answer]\nmode = "extractive"\n')
+    (tmp_path / "dense.toml").write_text('[answer]\nmode = "extractive"\nmin_relevance = 0.0\nmin_support = 0.0\n[retrieval]\nmode = "dense"\nk = 3\n')
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "data"), "eval", str(gold), "--config", str(tmp_path / "hybrid.toml"),
+                                      "--config", str(tmp_path / "dense.toml"), "--out", str(out)], obj={})
+    assert result.exit_code == 0, result.output
+    assert "| recall@k |" in result.output and "Deltas vs hybrid" in result.output
+    doc = json.loads((out / "report.json").read_text())
+    assert no_nan(doc)
+    assert [r["label"] for r in doc["runs"]] == ["hybrid", "dense"]
+    assert doc["runs"][1]["k"] == 3 and doc["runs"][1]["settings"]["retrieval"]["mode"] == "dense"
+    assert set(doc["comparisons"]["dense"]) >= {"recall@k", "accuracy", "latency_s"}
+    assert len(doc["runs"][0]["rows"]) == len(PICK)
+    assert doc["tuning"]["from_run"] == "dense" and "min_support" in doc["tuning"]["chosen"]
+    for png in ("metrics.png", "latency.png", "risk_coverage.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    md = (out / "report.md").read_text()
+    assert "## Per question: hybrid" in md and "NaN" not in md and re.search(r"\| wildbox-annotations \| factoid \|", md)
+
+
+def test_cli_eval_names_the_bad_gold_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "ok?", "supporting_ids": ["x"]}\n{"question": 5\n')
+    result = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "d"), "eval", str(bad)], obj={})
+    assert result.exit_code == 1 and "bad.jsonl:2: invalid JSON" in result.output
+
+
+def test_evaluate_gold_with_injected_assistant(seed_assistant: Any, tmp_path: Path) -> None:
+    extractive = Assistant(seed_assistant.settings.model_copy(update={"answer": seed_assistant.settings.answer.model_copy(update={"mode": "extractive"})}),
+                           embeddings=seed_assistant.embeddings)
+    doc = evaluate_gold(small_gold(tmp_path), [None], tmp_path / "o", assistants=[extractive])
+    assert (tmp_path / "o" / "report.md").exists() and doc["runs"][0]["aggregate"]["errors"]["value"] == 0

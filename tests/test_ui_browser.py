@@ -1,0 +1,175 @@
+"""The UI in a real browser: Playwright drives Debian's chromium (/usr/bin/chromium, never a downloaded
+browser) against the app served on 127.0.0.1.
+
+One server for the module, on the seed abstracts plus an abstract carrying an XSS payload. Its default
+answer mode is *extractive* (cited sentences, no LLM), which the upload and XSS tests use; only
+``test_seed_question_streams_a_cited_answer`` switches the settings to the real embedded LLM
+(Qwen2.5-Coder-1.5B via llama.cpp; 20-60 s per answer on a loaded 2-core machine).
+Screenshots go to ``test-artifacts/`` (gitignored; CI keeps them as artefacts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag import Assistant, Settings
+from tests.conftest import ROOT, free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ARTIFACTS = ROOT / "test-artifacts"
+XSS = {
+    "id": "xss-1",
+    "title": "Quokkanet <img src=x onerror=\"window.__xss='title'\">",
+    "abstract": "We present Quokkanet, a detector of marsupials in camera-trap images. "
+    "<script>window.__xss='script'</script> Quokkanet reaches 91.2% recall on the Quokka-9 benchmark. "
+    "<img src=x onerror=\"window.__xss='img'; alert('xss')\"> Code is public.",
+    "venue": "ICML",
+    "year": 2025,
+}
+
+if not Path(CHROMIUM).exists():  # `make test` installs it; say so rather than fail obscurely
+    pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    from rag.embedding import CachedEmbeddings
+    from ui.app import launch
+
+    tmp = tmp_path_factory.mktemp("ui-browser")
+    (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
+    settings = Settings(data_dir=tmp / "data", answer={"mode": "extractive"})
+    assistant = Assistant(settings, embeddings=CachedEmbeddings(minilm, embedding_cache))
+    assistant.ingest([Assistant.bundled_corpus(), tmp / "xss.jsonl"])
+    port = free_port()
+    app = launch(assistant, "127.0.0.1", port, block=False, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, args=ARGS, headless=True, viewport={"width": 1400, "height": 1000}
+        )
+        yield ctx
+        ctx.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def page(browser_context: Any, server: str) -> Iterator[Any]:
+    page = browser_context.new_page()
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
+    page.goto(server)
+    page.wait_for_selector("#rag-question textarea", timeout=60_000)
+    yield page
+    page.close()
+
+
+def ask(page: Any, question: str) -> None:
+    page.locator("#rag-question textarea").fill(question)
+    page.click("#rag-ask")
+
+
+def bot_text(page: Any) -> str:
+    bots = page.locator("#rag-chat [data-testid='bot']")
+    return str(bots.last.inner_text()) if bots.count() else ""
+
+
+def test_seed_question_streams_a_cited_answer(page: Any) -> None:
+    """Real embedded LLM (answer mode switched to 'llm' in the settings): streamed answer, a citation
+    marker, and clicking it shows the highlighted supporting sentence in the sources panel."""
+    page.click("#rag-settings button, #rag-settings .label-wrap")
+    page.get_by_label("llm", exact=True).check()
+    t0 = time.perf_counter()
+    ask(page, "How many 3D bounding box annotations does WildBox have?")
+    page.wait_for_function(
+        """() => { const b = document.querySelectorAll("#rag-chat [data-testid='bot']");
+                   if (!b.length) return false; const t = b[b.length - 1].innerText.trim();
+                   return t.length > 0 && !t.startsWith("Searching") && !t.startsWith("Writing"); }""",
+        timeout=300_000,
+    )
+    first_token = time.perf_counter() - t0
+    marker = page.locator("#rag-chat a.rag-cite").first
+    marker.wait_for(timeout=300_000)
+    page.wait_for_selector("#rag-sources mark.rag-support", timeout=60_000)
+    total = time.perf_counter() - t0
+    (ARTIFACTS / "ui-llm-timing.json").write_text(json.dumps({"first_token_s": first_token, "answer_s": total}))
+    assert "237,505" in bot_text(page) or "237505" in bot_text(page)
+    marker.click()
+    active = page.locator("#rag-sources .rag-source.rag-active")
+    assert active.count() == 1
+    mark = active.locator("mark.rag-support").first
+    assert mark.is_visible() and mark.evaluate("e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
+    assert "WildBox" in active.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "ui-seed-answer.png"), full_page=True)
+
+
+def test_uploaded_jsonl_can_be_asked_about(page: Any, tmp_path: Path) -> None:
+    """Extractive mode (no LLM): upload a JSONL in the Corpus tab, then ask about it."""
+    f = tmp_path / "new_papers.jsonl"
+    f.write_text(json.dumps({
+        "id": "zx-1", "title": "Zorblax: Counting Penguins from Orbit", "venue": "CVPR", "year": 2026,
+        "abstract": "We introduce Zorblax, a satellite dataset of 48,211 annotated emperor penguin colonies. "
+        "A simple density model counts penguins within 4% of ground counts.",
+    }) + "\n")
+    page.get_by_role("tab", name="Corpus").click()
+    page.locator("#rag-upload input[type=file]").set_input_files(str(f))
+    page.wait_for_selector("#rag-upload :text('new_papers.jsonl')", timeout=30_000)
+    page.click("#rag-ingest")
+    page.wait_for_selector("#rag-ingest-status :text('1 added')", timeout=120_000)
+    page.locator("#rag-paper-query textarea, #rag-paper-query input").first.fill("zorblax")
+    page.wait_for_selector("#rag-papers :text('1 of 21 papers')", timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "ui-upload.png"), full_page=True)
+    page.get_by_role("tab", name="Chat").click()
+    ask(page, "How many emperor penguin colonies does Zorblax annotate?")
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    assert "48,211" in bot_text(page)
+    page.locator("#rag-chat a.rag-cite").first.click()
+    active = page.locator("#rag-sources .rag-source.rag-active")
+    assert "Zorblax: Counting Penguins from Orbit" in active.inner_text()
+    assert "48,211" in active.locator("mark.rag-support").first.inner_text()
+
+
+def test_xss_abstract_renders_inert(page: Any) -> None:
+    """Extractive mode (no LLM): the answer quotes an abstract full of markup; it renders as text."""
+    ask(page, "What recall does Quokkanet reach on the Quokka-9 benchmark?")
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    page.locator("#rag-chat a.rag-cite").first.click()
+    page.wait_for_selector("#rag-sources .rag-source.rag-active", timeout=10_000)
+    page.get_by_role("tab", name="Corpus").click()
+    page.locator("#rag-paper-query textarea, #rag-paper-query input").first.fill("quokka")
+    page.wait_for_selector("#rag-papers :text('Quokkanet')", timeout=30_000)
+    page.get_by_role("tab", name="Chat").click()
+    time.sleep(0.5)
+    page.screenshot(path=str(ARTIFACTS / "ui-xss.png"), full_page=True)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert page.evaluate("() => window.__xss") is None
+    selector = "#rag-chat img[src='x'], #rag-sources img, #rag-papers img, #rag-sources script, #rag-chat script, #rag-papers script"
+    injected = page.evaluate("(sel) => document.querySelectorAll(sel).length", selector)
+    assert injected == 0
+    sources = page.locator("#rag-sources").inner_text()
+    assert "<script>window.__xss='script'</script>" in sources
+    assert "<img src=x onerror=\"window.__xss='title'\">" in sources  # the title, as text
+    assert "91.2% recall" in bot_text(page)

@@ -15,6 +15,7 @@ from typing import Any
 
 from eval import tune
 from eval.dataset import EvalCase, load_gold, resolve_cases
+from eval.judge import make_judge
 from eval.report import fmt, write_report
 from eval.run import EvalReport, Judge, run_eval
 from rag import Assistant, ConfigError, Settings, get_settings
@@ -59,6 +60,8 @@ def evaluate_gold(
     base: dict[str, Any] | None = None,
     progress_factory: Callable[[str], tuple[Progress, Callable[[], None]]] | None = None,
     judge: Judge | None = None,
+    judge_url: str | None = None,
+    judge_model: str | None = None,
     assistants: Sequence[Assistant] | None = None,
 ) -> dict[str, Any]:
     """Run every config on the gold set and write the report. ``assistants`` (tests) replaces building them."""
@@ -77,10 +80,11 @@ def evaluate_gold(
             assistant = Assistant.from_settings(settings)
             assistant.ingest(corpus_paths, prune=True)
         resolved = resolve_cases(cases, assistant.papers(), source=str(gold))
+        run_judge = judge or make_judge(assistant.embeddings.embed_documents, judge_url, judge_model)
         label = config.stem if config is not None else "default"
         update, close = progress_factory(label) if progress_factory else (None, lambda: None)
         try:
-            reports.append(run_eval(assistant, resolved, repeat=repeat, progress=update, judge=judge, label=label, gold=str(gold)))
+            reports.append(run_eval(assistant, resolved, repeat=repeat, progress=update, judge=run_judge, label=label, gold=str(gold)))
         finally:
             close()
     extra: dict[str, Any] = {}

@@ -208,11 +208,14 @@ def config(ctx: click.Context, as_json: bool) -> None:
 @click.option("--corpus", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Abstracts the gold set is about (default: the bundled NeurIPS 2026 abstracts).")
 @click.option("--limit", type=click.IntRange(0), default=0, help="scifact/pubmedqa: only the first N questions (0: all; pubmedqa: 20).")
+@click.option("--judge-url", envvar="RAG_EVAL_JUDGE_BASE_URL", default=None,
+              help="OpenAI-compatible endpoint of an LLM judge (faithfulness, answer relevancy); none: no judge metrics.")
+@click.option("--judge-model", envvar="RAG_EVAL_JUDGE_MODEL", default=None, help="Model name of the judge endpoint.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @_friendly
 def eval_(ctx: click.Context, gold: str, configs: tuple[Path, ...], out: Path, repeat: int, corpus: tuple[Path, ...],
-          limit: int, as_json: bool) -> None:
+          limit: int, judge_url: str | None, judge_model: str | None, as_json: bool) -> None:
     """Score answers on GOLD (a gold JSONL file), or run the `scifact` / `pubmedqa` benchmark."""
     from eval import benchmarks, harness
 
@@ -233,6 +236,7 @@ def eval_(ctx: click.Context, gold: str, configs: tuple[Path, ...], out: Path, r
         click.echo(json.dumps(res, indent=2) if as_json else md)
         return
     doc = harness.evaluate_gold(Path(gold), list(configs) or [None], out, repeat=repeat, corpus=list(corpus), base=base,
+                                judge_url=judge_url, judge_model=judge_model,
                                 progress_factory=lambda label: _progress_bar(label, "question"))
     if as_json:
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))

@@ -102,3 +102,25 @@ def test_evaluate_gold_with_injected_assistant(seed_assistant: Any, tmp_path: Pa
                            embeddings=seed_assistant.embeddings)
     doc = evaluate_gold(small_gold(tmp_path), [None], tmp_path / "o", assistants=[extractive])
     assert (tmp_path / "o" / "report.md").exists() and doc["runs"][0]["aggregate"]["errors"]["value"] == 0
+
+
+def test_judge_metrics_and_failed_judgements(seed_assistant: Any, tmp_path: Path) -> None:
+    from eval.judge import LLMJudge
+
+    def judge_reply(prompt: str) -> str:
+        if "Statements:" in prompt:
+            n = len(re.findall(r"^\d+\. ", prompt.split("Statements:")[1], re.M))
+            return "\n".join(f"{i}: {'yes' if i == 1 else 'no'}" for i in range(1, n + 1))
+        return "How many 3D bounding box annotations does WildBox have?\nWhat does WildBox contain?"
+
+    judge_llm = ScriptedChatModel(reply=judge_reply)
+    judge = LLMJudge(judge_llm, seed_assistant.embeddings.embed_documents)
+    answer = seed_assistant.ask("How many 3D bounding box annotations does WildBox have?", mode="extractive")
+    scores = judge("How many 3D bounding box annotations does WildBox have?", answer)
+    n = sum(s.supported for s in answer.sentences)
+    assert scores["faithfulness"].value == 1 / n and "237,505" in judge_llm.prompts[0]
+    rel = scores["answer_relevancy"].value
+    assert rel is not None and rel > 0.8  # the first generated question is the asked one
+    garbled = LLMJudge(ScriptedChatModel(reply=lambda p: "I think so"), seed_assistant.embeddings.embed_documents)
+    bad = garbled.faithfulness(answer)
+    assert bad.failed and bad.value is None and "unparseable" in bad.reason

@@ -146,7 +146,10 @@ def run_pubmedqa(assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_
         cited = list(dict.fromkeys(c.paper_id for c in ans.citations)) if ans else []
         rows.append({"id": it["id"], "label": it["label"], "pred": pred, "correct": pred == it["label"],
                      "refused": bool(ans is None or ans.refused), "cited_own": it["id"] in cited, "cited_only_own": cited == [it["id"]],
-                     "cited": cited, "answer": ans.text if ans else err, "latency": lat, "error": err})
+                     "cited": cited, "answer": ans.text if ans else err, "latency": lat, "error": err,
+                     # for threshold replay (eval.benchmarks.pubmedqa_tuning)
+                     "best_relevance": max((h.dense_score for h in ans.sources if h.dense_score is not None), default=None) if ans else None,
+                     "supports": [s.support for s in ans.sentences] if ans else []})
         if progress:
             progress(i + 1, len(chosen))
     labels = [r["label"] for r in rows]
@@ -163,10 +166,29 @@ def run_pubmedqa(assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_
         "majority_baseline": {"label": majority, "accuracy": labels.count(majority) / len(labels) if labels else None},
         "latency_p50_s": M.percentile([r["latency"] for r in rows], 50),
         "latency_p95_s": M.percentile([r["latency"] for r in rows], 95),
+        "thresholds": {"min_relevance": assistant.settings.answer.min_relevance, "min_support": assistant.settings.answer.min_support},
+        "tuning": pubmedqa_tuning(rows) if assistant.settings.answer.min_relevance == 0 and assistant.settings.answer.min_support == 0 else None,
         "label_counts": {x: labels.count(x) for x in ("yes", "no", "maybe")},
         "pred_counts": {x: sum(r["pred"] == x for r in rows) for x in ("yes", "no", "maybe")},
         "rows": rows,
     }
+
+
+def pubmedqa_tuning(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Replay min_relevance / min_support on rows asked with both at 0: a question is still answered when
+    its best cosine and its best sentence support reach them, else it becomes "maybe" (a refusal).
+    Approximate: the yes/no/maybe read from the answer is kept as is when some sentence survives."""
+    grid = []
+    for r in [round(0.05 * i, 2) for i in range(11)]:
+        for s in [round(0.05 * i, 2) for i in range(19)]:
+            ok = [(row["best_relevance"] or 0) >= r and max(row["supports"], default=0) >= s and not row["refused"] for row in rows]
+            pred = [row["pred"] if a else "maybe" for row, a in zip(rows, ok)]
+            right = [p == row["label"] for p, row in zip(pred, rows)]
+            answered = [i for i, a in enumerate(ok) if a]
+            grid.append({"min_relevance": r, "min_support": s, "coverage": len(answered) / len(rows) if rows else None,
+                         "accuracy": sum(right) / len(rows) if rows else None,
+                         "precision": sum(right[i] for i in answered) / len(answered) if answered else None})
+    return {"grid": grid}
 
 
 def pubmedqa_markdown(res: dict[str, Any]) -> str:

@@ -111,8 +111,9 @@ def tuning_section(rep: EvalReport, cases: dict[str, EvalCase]) -> tuple[dict[st
     md = ["## Threshold tuning (replayed from the run with both thresholds at 0)", "",
           "| min_relevance | min_support | coverage | precision | accuracy | refusal recall | decision accuracy |", "|---|---|---|---|---|---|---|"]
     top = sorted(points, key=lambda p: -(p.decision_accuracy or 0))[:8]
-    for p in [current, best] + [p for p in top if p not in (current, best)]:
-        tag = " (current)" if p is current else " (chosen)" if p is best else ""
+    for p in list(dict.fromkeys([id(current), id(best)] + [id(p) for p in top])):
+        p = next(x for x in points if id(x) == p)
+        tag = " (current)" * (p is current) + " (chosen)" * (p is best)
         md.append(f"| {p.min_relevance}{tag} | {p.min_support} | {fmt(p.coverage)} | {fmt(p.precision)} | {fmt(p.accuracy)} | "
                   f"{fmt(p.refusal_recall)} | {fmt(p.decision_accuracy)} |")
     md += ["", "![risk vs coverage](risk_coverage.png)"]

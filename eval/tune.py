@@ -96,3 +96,60 @@ def curve(rows: Sequence[EvalRow], cases: Mapping[str, EvalCase], by: str) -> li
         conf.append(c if answered else -1.0)
         good.append(correct)
     return [p for p in M.risk_coverage(conf, good) if p[0] >= 0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Combine the gold-set sweep (report.json of a run with both thresholds at 0) with the PubMedQA sweep
+    (pubmedqa-pqal-dev.json asked with both at 0), choose thresholds, plot risk vs coverage.
+
+        .venv/bin/python -m eval.tune eval-out/report.json eval-out/pubmedqa-pqal-dev.json --out eval-out
+    """
+    import argparse
+    import json
+    from pathlib import Path
+
+    from eval.report import fmt, plot_risk_coverage
+
+    ap = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("gold_report", type=Path)
+    ap.add_argument("pubmedqa", type=Path, nargs="?")
+    ap.add_argument("--out", type=Path, default=Path("eval-out"))
+    args = ap.parse_args(argv)
+    gold = json.loads(args.gold_report.read_text())["tuning"]
+    n_gold = len(json.loads(args.gold_report.read_text())["runs"][0]["rows"])
+    pmq = json.loads(args.pubmedqa.read_text()) if args.pubmedqa else None
+    pgrid = {(p["min_relevance"], p["min_support"]): p for p in (pmq["tuning"]["grid"] if pmq else [])}
+    n_pmq = pmq["answered_n"] if pmq else 0
+    rows = []
+    for p in gold["grid"]:
+        q = pgrid.get((p["min_relevance"], p["min_support"]))
+        combined = ((p["decision_accuracy"] or 0) * n_gold + ((q["accuracy"] or 0) * n_pmq if q else 0)) / (n_gold + (n_pmq if q else 0))
+        rows.append((round(combined, 6), -abs(p["min_relevance"] - 0.3) - abs(p["min_support"] - 0.6), p, q))
+    best = max(rows, key=lambda r: (r[0], r[1]))
+    cur = next(r for r in rows if r[2]["min_relevance"] == 0.3 and r[2]["min_support"] == 0.6)
+    lines = [f"Gold set n={n_gold} (decision accuracy) + PubMedQA n={n_pmq} (yes/no/maybe accuracy, refusal = maybe)", "",
+             "| min_relevance | min_support | gold decision acc | gold coverage | gold precision | gold refusal recall | PubMedQA acc | PubMedQA coverage | combined |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for tag, r in (("current", cur), ("chosen", best)):
+        p, q = r[2], r[3] or {}
+        lines.append(f"| {p['min_relevance']} ({tag}) | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
+                     f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |")
+    for r in sorted(rows, key=lambda r: -r[0])[:10]:
+        p, q = r[2], r[3] or {}
+        lines.append(f"| {p['min_relevance']} | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
+                     f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |")
+    curves = {f"gold {k}": [tuple(x) for x in v] for k, v in gold["curves"].items()}
+    if pmq:
+        conf = [max(row["supports"], default=0.0) if not row["refused"] else -1.0 for row in pmq["rows"]]
+        good = [row["correct"] for row in pmq["rows"]]
+        curves["PubMedQA by best support"] = [p for p in M.risk_coverage(conf, good) if p[0] >= 0]
+    args.out.mkdir(parents=True, exist_ok=True)
+    plot_risk_coverage(curves, args.out / "risk_coverage_combined.png",
+                       f"chosen min_relevance={best[2]['min_relevance']}, min_support={best[2]['min_support']}")
+    (args.out / "tuning.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -182,3 +182,41 @@ def test_replay_applies_both_thresholds() -> None:
     assert replay(named, case, 0.5, 0.6) == (True, True)
     points = sweep([row], {"a": case}, relevance_grid=[0.3, 0.5], support_grid=[0.6, 0.8])
     assert choose(points, current=(0.3, 0.6)).min_relevance == 0.3
+
+
+# ---------------------------------------------------------------------- PubMedQA answer mapping
+
+
+def _answer(text: str, first: str | None = None, refused: bool = False) -> object:
+    from rag import Answer, AnswerSentence
+
+    sents = [AnswerSentence(text=first)] if first else []
+    return Answer(question="q", standalone_question="q", text=text, refused=refused, sentences=sents + [AnswerSentence(text=text)])
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "refused", "label"),
+    [
+        ("Tailored interventions increased mammography use [1].", "Yes.", False, "yes"),
+        ("The intervention had no significant effect [1].", "No, it did not.", False, "no"),
+        ("The effect is unclear in older women [1].", None, False, "maybe"),
+        ("The intervention did not change outcomes [1].", None, False, "no"),
+        ("Mammography use rose by 12% [1].", None, False, "yes"),
+        ("The indexed abstracts don't answer this.", None, True, "maybe"),
+    ],
+)
+def test_pubmedqa_decision_mapping(text: str, first: str | None, refused: bool, label: str) -> None:
+    from eval.benchmarks import classify_decision
+
+    assert classify_decision(_answer(text, first, refused)) == label  # type: ignore[arg-type]
+
+
+def test_pubmedqa_replay_turns_refusals_into_maybe() -> None:
+    from eval.benchmarks import pubmedqa_tuning
+
+    rows = [{"best_relevance": 0.5, "supports": [0.7], "refused": False, "pred": "yes", "label": "yes"},
+            {"best_relevance": 0.2, "supports": [0.9], "refused": False, "pred": "yes", "label": "maybe"}]
+    grid = {(p["min_relevance"], p["min_support"]): p for p in pubmedqa_tuning(rows)["grid"]}
+    assert grid[(0.0, 0.0)]["accuracy"] == 0.5 and grid[(0.0, 0.0)]["coverage"] == 1.0
+    assert grid[(0.3, 0.6)]["accuracy"] == 1.0 and grid[(0.3, 0.6)]["precision"] == 1.0  # row 2 becomes a right "maybe"
+    assert grid[(0.3, 0.8)]["accuracy"] == 0.5 and grid[(0.3, 0.8)]["coverage"] == 0.0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from eval import metrics as M
-from eval.run import EvalReport, EvalRow
+from eval.run import EvalReport
 
 HEADLINE = [
     "recall@k", "mrr", "ndcg@10", "citation_precision", "citation_recall", "keyword_score", "supported_sentence_rate",
@@ -178,6 +178,3 @@ def write_report(
         plot_risk_coverage(curves, out / "risk_coverage.png", chosen)
     return doc
 
-
-def rows_by_case(rows: Sequence[EvalRow]) -> dict[str, EvalRow]:
-    return {r.case_id: r for r in rows}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -152,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
                     b = bare_call(bare, model, assistant, q)
                 rows.append(p | b | {"q": q})
     llm_rows = [r for r in rows if not r["early_refusal"]]
+    print("| question | pipeline first / total (s) | bare first / total (s) | tokens out |", file=sys.stderr)
+    for r in rows:
+        bare = f"{r['bare_ttft']:.1f} / {r['bare_total']:.1f}" if "bare_total" in r else "-"
+        print(f"| {r['q'][:50]} | {r['ttft']:.1f} / {r['total']:.1f} | {bare} | {r['completion_tokens']} |", file=sys.stderr)
     print(f"\nEmbedded LLM {assistant.settings.llm.model}, threads={assistant.settings.llm.threads}, "
           f"{len(rows)} answers ({len(rows) - len(llm_rows)} refused before the LLM), load avg {os.getloadavg()[0]:.2f}")
     print("| measure | value |")

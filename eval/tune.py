@@ -10,10 +10,11 @@ none is left.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
+
+from rag import names_paper
 
 from eval import metrics as M
 from eval.dataset import EvalCase
@@ -21,15 +22,8 @@ from eval.run import EvalRow
 
 
 def names_title(question: str, titles: Sequence[str]) -> bool:
-    """The assistant's "question names a paper" rule, restated for replay (title, or its acronym in parentheses)."""
-    q = question.lower()
-    for title in titles:
-        names = {title} | set(re.findall(r"\(([^()]{2,20})\)", title)) | {re.sub(r"\s*\([^()]*\)", "", title)}
-        for name in names:
-            name = name.strip().lower()
-            if len(name) >= 3 and len(name.split()) <= 6 and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", q):
-                return True
-    return False
+    """The assistant's "question names a paper" abstention rule, applied to the recorded titles."""
+    return any(names_paper(question, t) for t in titles)
 
 
 def replay(row: EvalRow, case: EvalCase | None, min_relevance: float, min_support: float) -> tuple[bool, bool]:

@@ -4,6 +4,7 @@ Public API: :class:`Assistant`, :class:`Settings`, :func:`get_settings`, the rec
 (:class:`Paper`, :class:`Chunk`, :class:`SearchHit`, :class:`Citation`, :class:`Answer`) and the errors.
 """
 
+from rag.answer import names_paper
 from rag.assistant import NO_ANSWER, Assistant
 from rag.errors import (
     BackendError,
@@ -15,7 +16,7 @@ from rag.errors import (
     QuestionError,
     RagError,
 )
-from rag.settings import Settings, get_settings
+from rag.settings import Settings, get_settings, is_loopback
 from rag.types import Answer, AnswerSentence, Chunk, Citation, Paper, SearchHit
 
 __all__ = [
@@ -37,4 +38,6 @@ __all__ = [
     "SearchHit",
     "Settings",
     "get_settings",
+    "is_loopback",
+    "names_paper",
 ]

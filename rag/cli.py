@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from rag.errors import RagError
+from rag.settings import is_loopback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -260,7 +261,7 @@ def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the chat web UI (Gradio) on HOST:PORT."""
     assistant = _assistant(ctx)
     host = host or assistant.settings.ui.host
-    if not _is_loopback(host) and assistant.settings.ui.auth is None:
+    if not is_loopback(host) and assistant.settings.ui.auth is None:
         raise click.ClickException(
             f"Refusing to serve the UI on {host} without a login: set RAG_UI__AUTH=user:password "
             "(or RAG_UI_AUTH), or use --host 127.0.0.1."
@@ -272,17 +273,6 @@ def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
     port = port or assistant.settings.ui.port
     click.echo(f"Serving the UI on http://{host}:{port}/  (Ctrl+C stops it)")
     launch(assistant, host=host, port=port)
-
-
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @cli.command()

@@ -12,7 +12,7 @@ response and on the last stream chunk. Errors are OpenAI-shaped: ``{"error": {"m
 
 from __future__ import annotations
 
-import ipaddress
+
 import re
 import secrets
 import tempfile
@@ -33,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rag.assistant import Assistant
 from rag.errors import BackendError, ConfigError, EmptyIndexError, IngestError, QuestionError, RagError
+from rag.settings import is_loopback
 from rag.types import Answer
 
 MODEL_ID = "rag-abstracts"
@@ -443,15 +444,6 @@ def _chunks(cid: str, created: int, first: dict[str, Any], events: Iterator[dict
 
 
 # ---------------------------------------------------------------------------------------------- running
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(host: str, assistant: Assistant) -> None:
     """Refuse to expose an unauthenticated API beyond this machine."""
     if not is_loopback(host) and assistant.settings.server.api_token is None:

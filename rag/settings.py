@@ -203,6 +203,18 @@ def _mask(data: dict[str, Any], model: BaseModel) -> dict[str, Any]:
     return data
 
 
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def get_settings(**overrides: Any) -> Settings:
     """Read settings once; a bad value raises :class:`ConfigError` naming the setting."""
     try:

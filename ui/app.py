@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import ipaddress
 import json
 import re
 import threading
@@ -22,7 +21,7 @@ from typing import Any
 
 import gradio as gr
 
-from rag import Answer, Assistant, ConfigError, Paper, RagError, SearchHit
+from rag import Answer, Assistant, ConfigError, Paper, RagError, SearchHit, is_loopback
 
 EXAMPLES = [
     "How many 3D bounding box annotations does WildBox have?",
@@ -463,15 +462,6 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
 
 # ---------------------------------------------------------------------------------------------- serving
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(host: str, auth: tuple[str, str] | None) -> None:
     """Refuse to serve beyond this machine without a login."""
     if not is_loopback(host) and auth is None:

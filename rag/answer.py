@@ -105,7 +105,7 @@ class AnswerPipeline:
     def __init__(
         self,
         settings: Settings,
-        retrieve: Callable[[str, int | None, dict[str, Any] | None], list[SearchHit]],
+        retrieve: Callable[[str, int | None, dict[str, Any] | None, Any], list[SearchHit]],
         embed: Embed,
         chat_model: Callable[[], BaseChatModel],
     ) -> None:
@@ -179,7 +179,7 @@ class AnswerPipeline:
         history = normalise_history(inputs.get("history"))
         standalone = self.condense(question, history, use_llm=inputs.get("mode", "llm") == "llm")
         t1 = time.perf_counter()
-        hits = self.retrieve(standalone, inputs.get("k"), inputs.get("where"))
+        hits = self.retrieve(standalone, inputs.get("k"), inputs.get("where"), inputs.get("retrieval_mode"))
         t2 = time.perf_counter()
         timings = {"condense": t1 - t0, "retrieval": t2 - t1}
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)
@@ -319,10 +319,11 @@ class AnswerPipeline:
             | RunnableLambda(lambda t: self.finalize(t[0], t[1], "llm", t[2]))
         ).with_config(run_name="grounded_answer")
 
-    def stream_tokens(self, prep: Prepared) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield ``(token, {})`` as the model writes, then ``("", usage)`` once at the end."""
+    def stream_tokens(self, prep: Prepared, **call_overrides: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(token, {})`` as the model writes, then ``("", usage)`` once at the end.
+        ``call_overrides`` (e.g. ``temperature``) go to this one request."""
         usage: dict[str, Any] = {}
-        for chunk in self._chat_model().stream(prep.messages):
+        for chunk in self._chat_model().stream(prep.messages, **call_overrides):
             if isinstance(chunk, AIMessage) or hasattr(chunk, "content"):
                 if getattr(chunk, "usage_metadata", None):
                     usage = dict(chunk.usage_metadata or {})

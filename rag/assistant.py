@@ -67,10 +67,12 @@ class Assistant:
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)
 
-    def _retrieve_for_answer(self, question: str, k: int | None, where: dict[str, Any] | None) -> list[SearchHit]:
+    def _retrieve_for_answer(
+        self, question: str, k: int | None, where: dict[str, Any] | None, mode: Mode | None = None
+    ) -> list[SearchHit]:
         if self.index.count_chunks() == 0:
             return []
-        return self.retriever.search(question, k=k, where=where)
+        return self.retriever.search(question, k=k, where=where, mode=mode)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Assistant:
@@ -187,14 +189,19 @@ class Assistant:
         k: int | None = None,
         filters: dict[str, MetaValue] | None = None,
         mode: AnswerMode | None = None,
+        retrieval_mode: Mode | None = None,
+        temperature: float | None = None,
     ) -> Answer:
         """A grounded answer whose every claim cites a retrieved abstract, or a refusal.
 
         ``history`` is the conversation so far (``[("user", ...), ("assistant", ...)]`` or OpenAI-style
         dicts); a follow-up is rewritten into ``Answer.standalone_question`` before retrieval.
+        ``retrieval_mode`` ("hybrid", "dense", "bm25") and ``temperature`` override the settings for this question.
         """
         answer: Answer | None = None
-        for event in self.stream(question, history=history, k=k, filters=filters, mode=mode):
+        for event in self.stream(
+            question, history=history, k=k, filters=filters, mode=mode, retrieval_mode=retrieval_mode, temperature=temperature
+        ):
             if event["type"] == "answer":
                 answer = event["answer"]
         assert answer is not None  # stream always ends with an answer event
@@ -207,13 +214,17 @@ class Assistant:
         k: int | None = None,
         filters: dict[str, MetaValue] | None = None,
         mode: AnswerMode | None = None,
+        retrieval_mode: Mode | None = None,
+        temperature: float | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Events: ``{"type": "status", "standalone_question", "sources"}`` once retrieval is done, then
         ``{"type": "token", "text"}`` as the model writes (markers that resolve to nothing are held
         back and dropped), then exactly one ``{"type": "answer", "answer": Answer}`` with the verified result."""
         question = self._check_question(question)
         mode = mode or self.settings.answer.mode
-        prep = self.pipeline.prepare({"question": question, "history": history, "k": k, "where": filters, "mode": mode})
+        prep = self.pipeline.prepare(
+            {"question": question, "history": history, "k": k, "where": filters, "mode": mode, "retrieval_mode": retrieval_mode}
+        )
         yield {"type": "status", "standalone_question": prep.standalone, "sources": prep.hits}
         if mode == "extractive":
             raw = self.pipeline.extractive(prep)
@@ -230,7 +241,8 @@ class Assistant:
         shown = MarkerFilter({e.n for e in prep.evidence})
         for attempt in (1, 2):
             try:
-                for token, meta in self.pipeline.stream_tokens(prep):
+                overrides = {} if temperature is None else {"temperature": temperature}
+                for token, meta in self.pipeline.stream_tokens(prep, **overrides):
                     if meta:
                         usage = meta
                     if not token:

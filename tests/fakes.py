@@ -19,6 +19,7 @@ class ScriptedChatModel(BaseChatModel):
 
     reply: Callable[[str], str]
     prompts: list[str] = Field(default_factory=list)
+    call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -35,6 +36,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        self.call_kwargs.append(dict(kwargs))
         text = self._text(messages)
         for i in range(0, len(text), 3):
             yield ChatGenerationChunk(message=AIMessageChunk(content=text[i : i + 3]))

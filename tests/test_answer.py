@@ -200,3 +200,14 @@ def test_lcel_runnable_gives_the_same_verified_answer(seed_assistant: Any) -> No
     a, _ = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}] [8].")
     ans = a.pipeline.as_runnable().invoke({"question": WILDBOX_Q, "k": 3})
     assert "[8]" not in ans.text and ans.citations[0].title == "WildBox"
+
+
+def test_per_question_retrieval_mode_and_temperature(seed_assistant: Any) -> None:
+    a, fake = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}].")
+    ans = a.ask(WILDBOX_Q, retrieval_mode="bm25", temperature=0.7)
+    assert fake.call_kwargs[-1].get("temperature") == 0.7
+    # bm25 mode: fused scores are BM25 scores, so no source carries RRF-sized scores
+    assert all(h.bm25_score is not None and h.score == round(h.bm25_score, 6) for h in ans.sources)
+    dense = a.ask(WILDBOX_Q, retrieval_mode="dense")
+    assert all(h.dense_score is not None and h.score == round(h.dense_score, 6) for h in dense.sources)
+    assert "temperature" not in fake.call_kwargs[-1]  # no override: the configured value applies

@@ -50,9 +50,10 @@ def fn(app: gr.Blocks, name: str) -> Callable[..., Any]:
 def run_chat(app: gr.Blocks, question: str, history: list[Any] | None = None, answers: dict[int, Any] | None = None,
              messages: list[Any] | None = None, **opts: Any) -> list[tuple[Any, ...]]:
     """Every update the chat handler yields (messages, history, answers, sources, copy text, ...)."""
-    o = {"k": 5, "hybrid": True, "venue": "", "year": "", "mode": "llm"} | opts
+    o = {"k": 5, "hybrid": True, "venue": "", "year": "", "mode": "llm", "temperature": 0.0} | opts
     respond = fn(app, "respond")
-    return list(respond(question, messages or [], history or [], answers or {}, o["k"], o["hybrid"], o["venue"], o["year"], o["mode"]))
+    return list(respond(question, messages or [], history or [], answers or {}, o["k"], o["hybrid"], o["venue"], o["year"], o["mode"],
+                        o["temperature"]))
 
 
 @pytest.fixture
@@ -149,7 +150,7 @@ def test_feedback_is_appended_as_json_lines(seed_assistant: Any, tmp_path: Path)
     rec = lines[0]
     assert rec["question"] == WILDBOX_Q and rec["answer"] == answers[1]["answer"]
     assert rec["citations"][0]["paper_id"] == paper_id_containing(seed_assistant, "We introduce WildBox")
-    assert rec["settings"] == {"k": 5, "hybrid": True, "filters": {}, "mode": "llm"} and "time" in rec
+    assert rec["settings"] == {"k": 5, "hybrid": True, "filters": {}, "mode": "llm", "temperature": 0.0} and "time" in rec
 
 
 def test_feedback_file_defaults_to_the_data_dir(tmp_path: Path) -> None:

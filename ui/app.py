@@ -17,7 +17,7 @@ import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import gradio as gr
 
@@ -237,27 +237,11 @@ def append_feedback(path: Path, record: dict[str, Any]) -> None:
 _FEEDBACK_LOCK = threading.Lock()
 
 
-class _Assistants:
-    """The assistant, plus a dense-only sibling on the same index for "hybrid off".
-
-    ``Assistant.stream`` has no retrieval-mode argument, so the sibling is built with
-    ``retrieval.mode = "dense"``, sharing the embeddings, the chat model and the data directory.
-    """
-
-    def __init__(self, assistant: Assistant) -> None:
-        self.main = assistant
-        self._dense: Assistant | None = None
-        self._lock = threading.Lock()
-
-    def get(self, hybrid: bool) -> Assistant:
-        if hybrid or self.main.settings.retrieval.mode != "hybrid":
-            return self.main
-        with self._lock:
-            if self._dense is None:
-                s = self.main.settings
-                settings = s.model_copy(update={"retrieval": s.retrieval.model_copy(update={"mode": "dense"})})
-                self._dense = Assistant(settings, embeddings=self.main.embeddings, chat_model=self.main.chat_model())
-            return self._dense
+def _retrieval_mode(assistant: Assistant, hybrid: bool) -> Literal["hybrid", "dense"] | None:
+    """Hybrid on: dense + BM25; off: dense alone (a configured non-hybrid mode is kept)."""
+    if hybrid:
+        return "hybrid"
+    return "dense" if assistant.settings.retrieval.mode == "hybrid" else None
 
 
 def _backend_markdown(assistant: Assistant) -> str:
@@ -265,7 +249,6 @@ def _backend_markdown(assistant: Assistant) -> str:
     backend = s.llm.base_url or "embedded llama.cpp (local, starts on the first question)"
     return (
         f"**LLM backend:** {_esc(backend)}  \n**Model:** `{_esc(s.llm.model)}`  \n"
-        f"**Temperature:** {s.llm.temperature} (RAG_LLM__TEMPERATURE)  \n"
         f"**Embeddings:** `{_esc(s.embedding.model)}`"
     )
 
@@ -278,7 +261,6 @@ def _choices(papers: list[Paper]) -> tuple[list[str], list[str]]:
 
 def build_app(assistant: Assistant) -> gr.Blocks:
     """The whole UI for ``assistant`` (not launched)."""
-    assistants = _Assistants(assistant)
     settings = assistant.settings
     feedback_path = settings.feedback_path()
     try:
@@ -289,7 +271,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
     def respond(
         question: str, messages: list[dict[str, Any]], history: list[tuple[str, str]], answers: dict[int, dict[str, Any]],
-        k: float, hybrid: bool, venue: str, year: str, mode: str,
+        k: float, hybrid: bool, venue: str, year: str, mode: str, temperature: float,
     ) -> Iterator[tuple[Any, ...]]:
         question = (question or "").strip()
         if not question:
@@ -305,9 +287,10 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         text = ""
         sources_html = gr.skip()
         try:
-            for event in assistants.get(hybrid).stream(
+            for event in assistant.stream(
                 question, history=history or None, k=int(k) if k else None, filters=filters or None,
-                mode="extractive" if mode == "extractive" else "llm",
+                mode="extractive" if mode == "extractive" else "llm", retrieval_mode=_retrieval_mode(assistant, hybrid),
+                temperature=float(temperature),
             ):
                 if event["type"] == "status":
                     sources_html = format_sources_html(None, turn, event["sources"])
@@ -322,7 +305,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
                     answers = dict(answers)
                     answers[len(messages) - 1] = answer.to_json() | {
-                        "settings": {"k": int(k) if k else None, "hybrid": hybrid, "filters": filters, "mode": mode},
+                        "settings": {"k": int(k) if k else None, "hybrid": hybrid, "filters": filters, "mode": mode,
+                                     "temperature": float(temperature)},
                     }
                     history = list(history) + [("user", question), ("assistant", answer.text)]
                     yield (messages, history, answers, format_sources_html(answer, turn), format_copy_text(answer), "", "")
@@ -411,6 +395,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                         hybrid = gr.Checkbox(value=settings.retrieval.mode == "hybrid", label="Hybrid search (dense + BM25)")
                         mode = gr.Radio(["llm", "extractive"], value=settings.answer.mode, label="Answer mode",
                                         info="extractive: cited sentences, no LLM")
+                        temperature = gr.Slider(0.0, 1.5, value=settings.llm.temperature, step=0.05, label="Temperature",
+                                                elem_id="rag-temperature")
                     with gr.Row():
                         venue = gr.Dropdown(venues, value="", label="Venue filter", allow_custom_value=True)
                         year = gr.Dropdown(years, value="", label="Year filter", allow_custom_value=True)
@@ -429,7 +415,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                         ingest_btn = gr.Button("Index the files", variant="primary", elem_id="rag-ingest")
                         ingest_status = gr.HTML(elem_id="rag-ingest-status")
 
-        chat_inputs = [question, chatbot, history_state, answers_state, k, hybrid, venue, year, mode]
+        chat_inputs = [question, chatbot, history_state, answers_state, k, hybrid, venue, year, mode, temperature]
         chat_outputs = [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note]
         question.submit(respond, chat_inputs, chat_outputs, api_visibility="private")
         ask_btn.click(respond, chat_inputs, chat_outputs, api_visibility="private")
@@ -446,12 +432,18 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                            api_visibility="private")
         ingest_btn.click(upload, [files, paper_query], [ingest_status, papers_html, venue, year], api_visibility="private")
 
-        def ask(question: str, k: int = 0, hybrid: bool = True, venue: str = "", year: str = "", mode: str = "") -> dict[str, Any]:
-            """Answer ``question`` from the indexed abstracts: the answer, its citations and sources (Answer JSON)."""
+        def ask(
+            question: str, k: int = 0, hybrid: bool = True, venue: str = "", year: str = "", mode: str = "",
+            temperature: float = -1.0,
+        ) -> dict[str, Any]:
+            """Answer ``question`` from the indexed abstracts: the answer, its citations and sources (Answer JSON).
+            ``temperature`` < 0 keeps the configured one."""
             try:
-                answer = assistants.get(hybrid).ask(
+                answer = assistant.ask(
                     question, k=int(k) or None, filters=parse_filters(venue, year) or None,
                     mode="extractive" if mode == "extractive" else ("llm" if mode == "llm" else None),
+                    retrieval_mode=_retrieval_mode(assistant, hybrid),
+                    temperature=None if temperature is None or temperature < 0 else float(temperature),
                 )
             except RagError as e:
                 raise gr.Error(str(e)) from e

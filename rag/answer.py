@@ -137,19 +137,15 @@ class AnswerPipeline:
         """Number the papers and pick their most relevant sentences within the token budget."""
         budget = self.settings.answer.context_tokens
         enc = self.settings.chunking.encoding
-        qvec = self.embed([question])[0]
-        qterms = key_terms(question)
+        qvec, qterms = self.embed([question])[0], key_terms(question)
         candidates: list[tuple[float, int, tuple[int, int]]] = []  # (score, hit index, span)
         spans_of: list[list[tuple[int, int]]] = []
         for i, h in enumerate(hits):
             spans = split_sentences(h.abstract) or [(0, len(h.abstract))]
             spans_of.append(spans)
-            vecs = self.embed([h.abstract[a:b] for a, b in spans])
-            sims = vecs @ qvec
-            for (a, b), sim in zip(spans, sims):
-                overlap = len(qterms & key_terms(h.abstract[a:b])) / max(1, len(qterms))
-                # earlier-ranked papers get a small prior; the title names the paper for the model
-                candidates.append((float(sim) + 0.3 * overlap - 0.02 * i, i, (a, b)))
+            # earlier-ranked papers get a small prior; the title names the paper for the model
+            for span, score in zip(spans, self._sentence_relevance(qvec, qterms, h.abstract, spans)):
+                candidates.append((score - 0.02 * i, i, span))
         candidates.sort(key=lambda c: -c[0])
         chosen: dict[int, list[tuple[int, int]]] = {}
         used = 0
@@ -209,7 +205,7 @@ class AnswerPipeline:
         supported = [v for v in claims if v.supported]
         if is_refusal(raw) or not supported:
             return self._refusal(prep, sources, verdicts, mode, extra, t0)
-        text = render([v for v in verdicts if v.supported and (v.claim or v.cited)], {e.n: e.n for e in prep.evidence})
+        text = render([v for v in verdicts if v.supported and (v.claim or v.cited)])
         citations = self._citations(prep, supported)
         return Answer(
             question=prep.question,
@@ -280,18 +276,24 @@ class AnswerPipeline:
         return ev.chunk_text
 
     # ------------------------------------------------------------------ extractive mode
+    def _sentence_relevance(
+        self, qvec: np.ndarray, qterms: set[str], abstract: str, spans: Sequence[tuple[int, int]]
+    ) -> list[float]:
+        """Relevance of each sentence to the question: cosine similarity + 0.3 x share of the question's key terms."""
+        sims = self.embed([abstract[a:b] for a, b in spans]) @ qvec
+        return [
+            float(sim) + 0.3 * len(qterms & key_terms(abstract[a:b])) / max(1, len(qterms)) for (a, b), sim in zip(spans, sims)
+        ]
+
     def extractive(self, prep: Prepared, max_sentences: int = 2) -> str:
-        """The best evidence sentences, cited: no LLM. Only sentences scored above the relevance bar."""
+        """The most relevant sentences of the offered sources, each cited: no LLM."""
         if prep.refuse_reason is not None or not prep.evidence:
             return ""
-        qvec = self.embed([prep.standalone])[0]
-        qterms = key_terms(prep.standalone)
+        qvec, qterms = self.embed([prep.standalone])[0], key_terms(prep.standalone)
         scored = []
         for ev in prep.evidence:
-            vecs = self.embed([ev.abstract[a:b] for a, b in ev.spans])
-            for (a, b), sim in zip(ev.spans, vecs @ qvec):
-                overlap = len(qterms & key_terms(ev.abstract[a:b])) / max(1, len(qterms))
-                scored.append((float(sim) + 0.3 * overlap, ev.n, (a, b)))
+            for span, score in zip(ev.spans, self._sentence_relevance(qvec, qterms, ev.abstract, ev.spans)):
+                scored.append((score, ev.n, span))
         scored.sort(key=lambda s: -s[0])
         picked = scored[:max_sentences]
         by_n = {e.n: e for e in prep.evidence}
@@ -373,6 +375,3 @@ class MarkerFilter:
 def _sentence(v: SentenceVerdict) -> AnswerSentence:
     return AnswerSentence(text=v.text, citations=tuple(v.cited), support=v.support, supported=v.supported or not v.claim)
 
-
-def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a @ b.T

@@ -428,12 +428,13 @@ class PaperIndex:
 
     def dense_search(self, vector: Sequence[float], n: int, where: dict[str, MetaValue] | None = None) -> list[RawHit]:
         col = self._get_collection(create=False)
-        if col is None or col.count() == 0:
+        size = 0 if col is None else int(col.count())  # one round trip: a Chroma server answers each call over HTTP
+        if size == 0:
             return []
         try:
             res = col.query(
                 query_embeddings=[list(map(float, vector))],
-                n_results=min(n, col.count()),
+                n_results=min(n, size),
                 where=to_chroma_where(where),
                 include=["documents", "metadatas", "distances"],
             )

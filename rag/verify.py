@@ -149,8 +149,8 @@ def verify_answer(answer: str, evidence: Sequence[Evidence], embed: Embed, *, mi
     return verdicts
 
 
-def render(verdicts: Sequence[SentenceVerdict], renumber: dict[int, int]) -> str:
-    """The verified answer text: supported sentences with their (renumbered) markers."""
+def render(verdicts: Sequence[SentenceVerdict]) -> str:
+    """The verified answer text: supported sentences with their markers (numbers of the offered sources)."""
     parts = []
     for v in verdicts:
         if not v.supported:
@@ -158,6 +158,6 @@ def render(verdicts: Sequence[SentenceVerdict], renumber: dict[int, int]) -> str
         body = v.text.rstrip()
         end = body[-1] if body and body[-1] in ".!?" else "."
         body = body.rstrip(".!?")
-        marks = "".join(f"[{renumber[n]}]" for n in v.cited)
+        marks = "".join(f"[{n}]" for n in v.cited)
         parts.append(f"{body} {marks}{end}" if marks else f"{body}{end}")
     return " ".join(parts)

@@ -16,6 +16,7 @@ from rag.errors import (
     QuestionError,
     RagError,
 )
+from rag.providers import make_embeddings
 from rag.settings import Settings, get_settings, is_loopback
 from rag.types import Answer, AnswerSentence, Chunk, Citation, Paper, SearchHit
 
@@ -39,5 +40,6 @@ __all__ = [
     "Settings",
     "get_settings",
     "is_loopback",
+    "make_embeddings",
     "names_paper",
 ]

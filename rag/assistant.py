@@ -92,6 +92,15 @@ class Assistant:
         papers = read_corpora([Path(p) for p in paths])
         return self.ingest_papers(papers, prune=prune, rebuild=rebuild, progress=progress)
 
+    @staticmethod
+    def read(paths: Iterable[str | Path]) -> list[Paper]:
+        """Read and validate corpus files (every supported format) without indexing anything."""
+        return read_corpora([Path(p) for p in paths])
+
+    def index_texts(self, papers: Sequence[Paper]) -> list[str]:
+        """Exactly the texts :meth:`ingest_papers` would embed for ``papers``, one per chunk (a dry run)."""
+        return self.index.index_texts(papers)
+
     def ingest_papers(
         self,
         papers: Sequence[Paper],

@@ -405,6 +405,11 @@ class PaperIndex:
         self._rebuild_bm25(generation)
         return report
 
+    def index_texts(self, papers: Sequence[Paper]) -> list[str]:
+        """The text embedded for every chunk of ``papers``, in ingest order."""
+        chunking = self.settings.chunking.model_dump()
+        return [index_text(p, c) for p in papers for c in chunk_paper(p, **chunking)]
+
     # ---------------------------------------------------------------- reading
     def count_chunks(self) -> int:
         col = self._get_collection(create=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from rag.embedding import CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings
+from rag.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
 from rag.errors import BackendError, ConfigError, redact
 from rag.settings import Settings
 
@@ -22,12 +22,15 @@ def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
     s = settings.embedding
     inner: Embeddings
     if s.provider == "local":
-        if s.model != MiniLMEmbeddings.model_name:
+        if s.model not in LOCAL_MODELS:
             raise ConfigError(
-                f"The local embedding provider ships only {MiniLMEmbeddings.model_name!r}, not {s.model!r}; "
-                "set RAG_EMBEDDING__MODEL accordingly or RAG_EMBEDDING__PROVIDER=openai with RAG_EMBEDDING_BASE_URL."
+                f"The local embedding provider has {sorted(LOCAL_MODELS)}, not {s.model!r}; set "
+                "RAG_EMBEDDING__MODEL to one of them, or RAG_EMBEDDING__PROVIDER=openai with RAG_EMBEDDING_BASE_URL."
             )
-        inner = MiniLMEmbeddings(threads=s.threads, batch_size=s.batch_size)
+        if s.model == WordLlamaEmbeddings.model_name:
+            inner = WordLlamaEmbeddings()
+        else:
+            inner = MiniLMEmbeddings(threads=s.threads, batch_size=s.batch_size)
     else:
         if not s.base_url:
             raise ConfigError("RAG_EMBEDDING__PROVIDER=openai needs RAG_EMBEDDING_BASE_URL (e.g. http://127.0.0.1:8000/v1).")

@@ -41,9 +41,12 @@ class _Group(BaseModel):
 
 class EmbeddingSettings(_Group):
     provider: Literal["local", "openai"] = Field(
-        default="local", description="'local': the bundled all-MiniLM-L6-v2 (int8 ONNX); 'openai': any OpenAI-compatible embeddings endpoint."
+        default="local", description="'local': a bundled model (see model); 'openai': any OpenAI-compatible embeddings endpoint."
     )
-    model: str = Field(default="all-MiniLM-L6-v2-int8", description="Embedding model name (for 'openai', the endpoint's model).")
+    model: str = Field(
+        default="all-MiniLM-L6-v2-int8",
+        description="Local: all-MiniLM-L6-v2-int8 (default) or wordllama-l2-supercat-256 (~100x faster, weaker); for 'openai', the endpoint's model.",
+    )
     base_url: str | None = Field(default=None, description="Embeddings endpoint URL when provider is 'openai'.")
     api_key: SecretStr | None = Field(default=None, description="API key of the embeddings endpoint.")
     threads: int = Field(default=2, ge=1, description="CPU threads for the local embedding model.")

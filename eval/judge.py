@@ -20,6 +20,7 @@ import numpy as np
 
 from eval.run import JudgeScore
 from rag import Answer, ConfigError
+from rag.errors import redact
 
 FAITHFULNESS = """Context:
 {context}
@@ -39,10 +40,16 @@ Write {n} different questions that this answer responds to, one per line, nothin
 class LLMJudge:
     """``judge(question, answer) -> {"faithfulness": JudgeScore, "answer_relevancy": JudgeScore}``."""
 
-    def __init__(self, chat_model: Any, embed: Callable[[list[str]], Sequence[Sequence[float]]], n_questions: int = 3) -> None:
+    def __init__(self, chat_model: Any, embed: Callable[[list[str]], Sequence[Sequence[float]]], n_questions: int = 3,
+                 api_key: str | None = None) -> None:
         self.chat_model = chat_model
         self.embed = embed
         self.n_questions = n_questions
+        self.api_key = api_key
+
+    def _failed(self, e: Exception) -> JudgeScore:
+        # the reason goes into report.json: an endpoint that echoes the request's key must not put it there
+        return JudgeScore(failed=True, reason=redact(f"{type(e).__name__}: {e}", self.api_key))
 
     def _ask(self, prompt: str) -> str:
         return str(self.chat_model.invoke(prompt).content)
@@ -55,7 +62,7 @@ class LLMJudge:
         try:
             reply = self._ask(FAITHFULNESS.format(context=context, statements="\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))))
         except Exception as e:  # an external service: record, do not stop the run
-            return JudgeScore(failed=True, reason=f"{type(e).__name__}: {e}")
+            return self._failed(e)
         verdicts = dict(re.findall(r"^\s*(\d+)\s*[:.)-]\s*(yes|no)\b", reply.lower(), re.M))
         if len(verdicts) < len(statements) or any(str(i) not in verdicts for i in range(1, len(statements) + 1)):
             return JudgeScore(failed=True, reason=f"unparseable verdicts: {reply[:200]!r}")
@@ -70,7 +77,7 @@ class LLMJudge:
                 return JudgeScore(failed=True, reason="no questions generated")
             vecs = np.asarray(self.embed([question] + questions), dtype=np.float64)
         except Exception as e:  # an external service: record, do not stop the run
-            return JudgeScore(failed=True, reason=f"{type(e).__name__}: {e}")
+            return self._failed(e)
         norms = np.linalg.norm(vecs, axis=1)
         if not np.all(norms > 0):
             return JudgeScore(failed=True, reason="zero embedding")
@@ -91,6 +98,7 @@ def make_judge(embed: Callable[[list[str]], Sequence[Sequence[float]]], base_url
         raise ConfigError("A judge endpoint needs a model: set RAG_EVAL_JUDGE_MODEL or pass --judge-model.")
     from langchain_openai import ChatOpenAI  # the judge is an edge adapter: any OpenAI-compatible endpoint
 
-    chat = ChatOpenAI(base_url=base_url, model=model, api_key=os.environ.get("RAG_EVAL_JUDGE_API_KEY") or "none",  # type: ignore[arg-type]
+    api_key = os.environ.get("RAG_EVAL_JUDGE_API_KEY")
+    chat = ChatOpenAI(base_url=base_url, model=model, api_key=api_key or "none",  # type: ignore[arg-type]
                       temperature=0.0, timeout=120, max_retries=1)
-    return LLMJudge(chat, embed)
+    return LLMJudge(chat, embed, api_key=api_key)

@@ -85,6 +85,7 @@ class Prepared:
     refuse_reason: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     prompt_tokens: int = 0
+    llm_error: Exception | None = None  # the condense call failed (the fallback rewrite was used)
 
 
 def format_evidence(evidence: Sequence[Evidence], shown: dict[int, list[tuple[int, int]]]) -> str:
@@ -118,7 +119,10 @@ class AnswerPipeline:
         self.condense_template = load_prompt("condense")
 
     # ------------------------------------------------------------------ steps
-    def condense(self, question: str, history: list[tuple[str, str]], use_llm: bool = True) -> str:
+    def condense(
+        self, question: str, history: list[tuple[str, str]], use_llm: bool = True, errors: list[Exception] | None = None
+    ) -> str:
+        """The question rewritten to stand alone. A failed LLM call is appended to ``errors``."""
         if not history:
             return question
         if use_llm:
@@ -129,8 +133,9 @@ class AnswerPipeline:
                 text = str(out.content).strip().splitlines()[0].strip() if str(out.content).strip() else ""
                 if 3 <= len(text) <= 400 and len(key_terms(text)) >= 1:
                     return text
-            except Exception:  # condensation is an optimisation: the deterministic fallback is always right to use
-                pass
+            except Exception as e:  # condensation is an optimisation: the deterministic fallback is always right to use
+                if errors is not None:
+                    errors.append(e)  # the caller decides whether the LLM is down (then asking it again only waits)
         return fallback_condense(history, question)
 
     def select_evidence(self, question: str, hits: Sequence[SearchHit]) -> tuple[list[Evidence], dict[int, list[tuple[int, int]]]]:
@@ -173,17 +178,21 @@ class AnswerPipeline:
         t0 = time.perf_counter()
         question = inputs["question"]
         history = normalise_history(inputs.get("history"))
-        standalone = self.condense(question, history, use_llm=inputs.get("mode", "llm") == "llm")
+        errors: list[Exception] = []
+        standalone = self.condense(question, history, use_llm=inputs.get("mode", "llm") == "llm", errors=errors)
+        llm_error = errors[0] if errors else None
         t1 = time.perf_counter()
         hits = self.retrieve(standalone, inputs.get("k"), inputs.get("where"), inputs.get("retrieval_mode"))
         t2 = time.perf_counter()
         timings = {"condense": t1 - t0, "retrieval": t2 - t1}
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)
         if not hits:
-            return Prepared(question, standalone, hits, [], [], "nothing retrieved", timings)
+            return Prepared(question, standalone, hits, [], [], "nothing retrieved", timings, llm_error=llm_error)
         relevant = best is None or best >= self.settings.answer.min_relevance or any(names_paper(standalone, h.title) for h in hits)
         if not relevant and not inputs.get("ignore_relevance"):
-            return Prepared(question, standalone, hits, [], [], f"best relevance {best:.2f} below threshold", timings)
+            return Prepared(
+                question, standalone, hits, [], [], f"best relevance {best:.2f} below threshold", timings, llm_error=llm_error
+            )
         evidence, shown = self.select_evidence(standalone, hits)
         context = format_evidence(evidence, shown)
         messages: list[BaseMessage] = [
@@ -192,7 +201,7 @@ class AnswerPipeline:
         ]
         timings["evidence"] = time.perf_counter() - t2
         prompt_tokens = sum(count_tokens(str(m.content), self.settings.chunking.encoding) for m in messages)
-        return Prepared(question, standalone, hits, evidence, messages, None, timings, prompt_tokens)
+        return Prepared(question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error)
 
     def finalize(self, prep: Prepared, raw: str, mode: str = "llm", extra: dict[str, Any] | None = None) -> Answer:
         t0 = time.perf_counter()

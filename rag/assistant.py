@@ -16,7 +16,7 @@ from rag.answer import NO_ANSWER, AnswerPipeline, History, MarkerFilter
 from rag.errors import EmptyIndexError, QuestionError, RagError
 from rag.index import IngestReport, PaperIndex
 from rag.ingest import read_corpora
-from rag.providers import describe_llm_error, make_chat_model, make_embeddings
+from rag.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
 from rag.retrieve import HybridRetriever, Mode, Retriever
 from rag.settings import Settings, get_settings
 from rag.types import Answer, MetaValue, Paper, SearchHit
@@ -243,6 +243,9 @@ class Assistant:
         if prep.refuse_reason is not None:
             yield {"type": "answer", "answer": self.pipeline.finalize(prep, "", "llm")}
             return
+        if prep.llm_error is not None and is_llm_failure(prep.llm_error) and not self._embedded_server_died():
+            # the endpoint failed the condense call after the client's retries: asking again would only wait again
+            raise describe_llm_error(prep.llm_error, self.settings) from prep.llm_error
         start = time.perf_counter()
         first: float | None = None
         parts: list[str] = []

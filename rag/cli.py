@@ -135,11 +135,18 @@ def ask(ctx: click.Context, question: str, k: int | None, where: tuple[str, ...]
         return
     tty = sys.stdout.isatty()
     answer = None
-    for event in assistant.stream(question, k=k, filters=filters, mode=mode):
-        if event["type"] == "token" and tty:
-            click.echo(event["text"], nl=False)
-        elif event["type"] == "answer":
-            answer = event["answer"]
+    shown = False
+    try:
+        for event in assistant.stream(question, k=k, filters=filters, mode=mode):
+            if event["type"] == "token" and tty:
+                click.echo(event["text"], nl=False)
+                shown = True
+            elif event["type"] == "answer":
+                answer = event["answer"]
+    except RagError:
+        if shown:  # the draft stays on screen: end its line so the error (which says it was discarded) stands apart
+            click.echo("")
+        raise
     if tty:
         click.echo("\r\033[K" if answer is not None else "")
     _print_answer(answer)

@@ -38,11 +38,13 @@ class QuestionError(RagError):
     """The question is empty or too long."""
 
 
-_SECRET = __import__("re").compile(r"(sk-[A-Za-z0-9*_\-]{4,}|Bearer\s+\S+)")
+# an API key ("task-specific" is no key), a bearer token, the user:password of a URL (http://ann:pw@host)
+_SECRET = __import__("re").compile(r"\bsk-[A-Za-z0-9*_\-]{4,}|Bearer\s+\S+|(?<=://)[^/@\s]+(?=@)")
 
 
 def redact(text: str, *secrets: str | None) -> str:
-    """``text`` with the given secret values and anything shaped like an API key replaced by '***'."""
+    """``text`` with the given secret values, anything shaped like an API key and the credentials in
+    URLs replaced by '***'."""
     for s in secrets:
         if s:
             text = text.replace(s, "***")

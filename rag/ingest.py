@@ -22,7 +22,9 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import re
+import sys
 import unicodedata
 import zlib
 from collections.abc import Iterable, Iterator
@@ -52,6 +54,10 @@ _BOM = b"\xef\xbb\xbf"
 _ID_KEYS = ("id", "paper_id", "_id")
 _RESERVED = {"id", "paper_id", "_id", "title", "abstract", "text", "authors", "venue", "year", "url"}
 _READ_ERRORS = (OSError, EOFError, zlib.error)  # gzip.BadGzipFile is an OSError; a truncated .gz is an EOFError
+# json.loads raises these besides JSONDecodeError: a number longer than sys.get_int_max_str_digits(), deep nesting
+_JSON_ERRORS = (ValueError, RecursionError)
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_INT64 = 2**63
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,7 +124,7 @@ def paper_id_for(abstract: str) -> str:
     Hashes the normalised, lower-cased text, so whitespace and markup differences do not matter.
     """
     key = normalise_text(abstract).lower()
-    return "h-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return "h-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]  # never raises
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,8 +561,8 @@ def _read_jsonl(path: Path, lines: Iterable[tuple[int, str]]) -> list[Paper]:
         where = f"{path}, line {lineno}"
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise IngestError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from e
+        except _JSON_ERRORS as e:
+            raise IngestError(f"{where}: invalid JSON ({_json_problem(e)})") from e
         papers.append(_paper_from_record(record, where, f"{path.name}:{lineno}"))
     return papers
 
@@ -569,6 +575,8 @@ def _read_json(path: Path, text: str) -> list[Paper]:
         whole = json.loads(text)
     except json.JSONDecodeError:
         return _read_jsonl(path, enumerate(io.StringIO(text, newline=""), 1))
+    except _JSON_ERRORS as e:  # in the first record, whichever of the two layouts the file has
+        raise IngestError(f"{path}, line 1: invalid JSON ({_json_problem(e)})") from e
     return [_paper_from_record(whole, f"{path}, line 1 (a single JSON object)", f"{path.name}:1")]
 
 
@@ -600,6 +608,8 @@ def _read_json_array(path: Path, text: str) -> list[Paper]:
             record, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise IngestError(f"{path}, line {e.lineno}: invalid JSON ({e.msg} at column {e.colno}, record [{index}])") from e
+        except _JSON_ERRORS as e:
+            raise IngestError(f"{path}, record [{index}] (line {line_at(pos)}): invalid JSON ({_json_problem(e)})") from e
         start_line = line_at(pos)
         papers.append(_paper_from_record(record, f"{path}, record [{index}] (line {start_line})", f"{path.name}:{start_line}"))
         index += 1
@@ -614,6 +624,16 @@ def _read_json_array(path: Path, text: str) -> list[Paper]:
     if _skip_ws(text, pos) < len(text):
         raise IngestError(f"{path}, line {line_at(_skip_ws(text, pos))}: invalid JSON (extra data after the array)")
     return papers
+
+
+def _json_problem(e: ValueError | RecursionError) -> str:
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} at column {e.colno}"
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    if "integer string conversion" in str(e):
+        return f"a number has more than {sys.get_int_max_str_digits()} digits"
+    return str(e)
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -700,15 +720,17 @@ def _paper_from_record(record: Any, where: str, source: str) -> Paper:
         field_name = "abstract"
     elif "_id" in keys or "text" in keys:  # BEIR corpus record
         if "text" not in keys:
-            raise IngestError(f"{where}: BEIR record without 'text' (keys: {', '.join(map(str, record))})")
+            raise IngestError(f"{where}: BEIR record without 'text' (keys: {_keys_text(record)})")
         abstract, field_name = get("text"), "text"
     else:
-        raise IngestError(f"{where}: record without 'abstract' (keys: {', '.join(map(str, record)) or 'none'})")
+        raise IngestError(f"{where}: record without 'abstract' (keys: {_keys_text(record) or 'none'})")
     if not isinstance(abstract, str):
         raise IngestError(f"{where}: '{field_name}' must be a string, got {_json_type(abstract)}")
     if not abstract.strip():
         raise IngestError(f"{where}: '{field_name}' is empty")
     abstract = abstract.strip()
+    if not _has_text(abstract):
+        raise IngestError(f"{where}: '{field_name}' has no text once markup is removed ({_clip(abstract)})")
 
     paper_id = None
     for key in _ID_KEYS:
@@ -724,9 +746,11 @@ def _paper_from_record(record: Any, where: str, source: str) -> Paper:
     if isinstance(title, (dict, list)):
         raise IngestError(f"{where}: 'title' must be a string, got {_json_type(title)}")
     title = " ".join(str(title).split()) if title is not None else ""
+    if title and not _has_text(title):  # e.g. only zero-width spaces: derive a visible one
+        title = ""
 
     try:
-        return Paper(
+        paper = Paper(
             paper_id=paper_id or paper_id_for(abstract),
             title=title or derive_title(abstract),
             title_derived=not title,
@@ -740,6 +764,45 @@ def _paper_from_record(record: Any, where: str, source: str) -> Paper:
         )
     except ValueError as e:  # pydantic.ValidationError is a ValueError
         raise IngestError(f"{where}: invalid record ({e})") from e
+    _check_storable(paper, where)
+    return paper
+
+
+def _keys_text(record: dict[Any, Any]) -> str:
+    return ", ".join(_clip(str(k)) for k in record)
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """``repr`` of the start of ``text``: one line, whatever the text holds."""
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))
+
+
+def _has_text(text: str) -> bool:
+    """False when nothing is left once markup and zero-width characters are removed (``\\cite{x}``, ``\\u200b``)."""
+    if "\\" not in text and any(ch.isalnum() for ch in text):
+        return True  # markup without a backslash never removes letters or digits; skips the normalisation
+    return bool(normalise_text(text))
+
+
+def _check_storable(paper: Paper, where: str) -> None:
+    """Reject what the index could not store: unpaired surrogates (``\\ud800`` escapes in JSON) in any
+    text, metadata keys that Chroma rejects (empty, starting with '$' or '#', ``chroma:document``)."""
+    fields: list[tuple[str, Any]] = [("abstract", paper.abstract), ("id", paper.paper_id), ("title", paper.title),
+                                     ("venue", paper.venue), ("url", paper.url)]
+    fields += [("authors", a) for a in paper.authors]
+    for key, value in paper.metadata.items():
+        if not key or key[0] in "$#" or key == "chroma:document":
+            raise IngestError(
+                f"{where}: the key {_clip(key)} cannot be stored as metadata (keys must not be empty or start with "
+                "'$' or '#'); rename or remove it"
+            )
+        fields += [(key, key), (key, value)]
+    for name, value in fields:
+        if isinstance(value, str) and _SURROGATE_RE.search(value):
+            raise IngestError(
+                f"{where}: {_clip(name)} holds an unpaired UTF-16 surrogate (an escape such as \\ud800 without "
+                "its pair), which is not valid Unicode"
+            )
 
 
 def _json_type(value: Any) -> str:
@@ -772,13 +835,16 @@ def _parse_authors(value: Any, where: str) -> tuple[str, ...]:
 def _parse_year(value: Any, where: str) -> int | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    year: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(?:\.0+)?\s*", value):
-        return int(float(value))
-    raise IngestError(f"{where}: 'year' must be an integer, got {value!r}")
+        year = value
+    elif isinstance(value, float) and value.is_integer():
+        year = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,20}(?:\.0+)?\s*", value):
+        year = int(float(value))
+    if year is None or not -9999 <= year <= 9999:
+        raise IngestError(f"{where}: 'year' must be an integer from -9999 to 9999, got {_clip(str(value))}")
+    return year
 
 
 def _metadata(record: dict[str, Any]) -> dict[str, MetaValue]:
@@ -804,6 +870,10 @@ def _metadata(record: dict[str, Any]) -> dict[str, MetaValue]:
 def _meta_value(value: Any) -> MetaValue | None:
     if value is None or value == "" or value == [] or value == {}:
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # NaN (often "missing" in exported tables) and infinities: Chroma stores neither
+    if isinstance(value, int) and not isinstance(value, bool) and not -_INT64 <= value < _INT64:
+        return str(value)  # Chroma would turn it into a lossy float
     if isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, list) and all(isinstance(v, (str, int, float, bool)) or v is None for v in value):

@@ -7,6 +7,7 @@ embeddings endpoint, both behind an on-disk cache keyed by (model, text hash).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
@@ -15,6 +16,39 @@ from langchain_core.language_models import BaseChatModel
 from rag.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
 from rag.errors import BackendError, ConfigError, redact
 from rag.settings import Settings
+
+_HTTP_LOGGERS = ("openai", "httpx", "httpx2", "httpcore", "httpcore2", "langchain_openai")
+
+
+class _RedactingFilter(logging.Filter):
+    """Masks the configured API keys in the HTTP stack's debug log: httpcore logs response headers, and a
+    server or proxy that echoes the Authorization header back would put the key there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact(message, *self.secrets)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+_LOG_FILTER = _RedactingFilter()
+
+
+def _mask_in_http_logs(secret: str | None) -> None:
+    if not secret:
+        return
+    _LOG_FILTER.secrets.add(secret)
+    # a logger's filters see only the records logged to that logger, not to its children: attach to each one
+    names = {n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in _HTTP_LOGGERS} | set(_HTTP_LOGGERS)
+    for name in names:
+        logger = logging.getLogger(name)
+        if _LOG_FILTER not in logger.filters:
+            logger.addFilter(_LOG_FILTER)
 
 
 def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
@@ -36,6 +70,7 @@ def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
             raise ConfigError("RAG_EMBEDDING__PROVIDER=openai needs RAG_EMBEDDING_BASE_URL (e.g. http://127.0.0.1:8000/v1).")
         from langchain_openai import OpenAIEmbeddings
 
+        _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
         inner = OpenAIEmbeddings(
             model=s.model,
             base_url=s.base_url,
@@ -61,6 +96,7 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
     if s.base_url:
         base_url = s.base_url
         api_key = s.api_key.get_secret_value() if s.api_key else "not-needed"
+        _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
     else:
         from rag.local_llm import get_local_server
 

@@ -20,7 +20,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from rag.errors import ConfigError
+from rag.errors import ConfigError, redact
 
 
 def default_cache_dir() -> Path:
@@ -110,6 +110,9 @@ class UISettings(_Group):
     feedback_file: Path | None = Field(
         default=None, description="JSONL file the UI's thumbs up/down are appended to; empty: feedback.jsonl in the data dir."
     )
+    max_upload_bytes: int = Field(
+        default=20_000_000, ge=1, description="Largest file the UI's Corpus tab indexes; a larger upload is rejected before anything is read."
+    )
 
     @field_validator("auth")
     @classmethod
@@ -167,7 +170,7 @@ class Settings(BaseSettings):
         )
 
     def masked(self) -> dict[str, Any]:
-        """The effective settings as JSON-able data, secrets shown as '**********'."""
+        """The effective settings as JSON-able data, secrets shown as '**********' (credentials in URLs as '***')."""
         return _mask(self.model_dump(mode="json"), self)
 
     def feedback_path(self) -> Path:
@@ -205,6 +208,8 @@ def _mask(data: dict[str, Any], model: BaseModel) -> dict[str, Any]:
             data[name] = "**********"
         elif isinstance(attr, BaseModel) and isinstance(value, dict):
             data[name] = _mask(value, attr)
+        elif name.endswith("url") and isinstance(value, str):
+            data[name] = redact(value)  # http://user:password@host -> http://***@host
     return data
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -60,39 +61,46 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real `chroma run` on 127.0.0.1; yields its URL."""
+@contextlib.contextmanager
+def run_chroma(path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A real `chroma run` on 127.0.0.1 storing under ``path``; yields (URL, process). Stopped on exit."""
     import urllib.request
 
     port = free_port()
-    path = tmp_path_factory.mktemp("chroma-server")
     exe = Path(sys.executable).with_name("chroma")
-    log = open(path / "server.log", "w")
-    proc = subprocess.Popen(
-        [str(exe), "run", "--path", str(path / "db"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=os.environ | {"ANONYMIZED_TELEMETRY": "False"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while True:
+    with open(path / "server.log", "w") as log:
+        proc = subprocess.Popen(
+            [str(exe), "run", "--path", str(path / "db"), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=os.environ | {"ANONYMIZED_TELEMETRY": "False"},
+        )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    proc.kill()
+                    raise RuntimeError(f"chroma run did not start: {(path / 'server.log').read_text()[-2000:]}")
+                time.sleep(0.3)
         try:
-            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).read()
-            break
-        except OSError:
-            if proc.poll() is not None or time.time() > deadline:
+            yield url, proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
                 proc.kill()
-                raise RuntimeError(f"chroma run did not start: {(path / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.3)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `chroma run` on 127.0.0.1; yields its URL."""
+    with run_chroma(tmp_path_factory.mktemp("chroma-server")) as (url, _proc):
+        yield url
 
 
 @pytest.fixture(params=["embedded", "server"])

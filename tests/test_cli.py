@@ -96,6 +96,20 @@ def test_empty_query_and_bad_filter_are_clear_errors(run, seed_corpus: Path) -> 
     assert r.exit_code == 1 and "key=value" in r.output
 
 
+def test_over_long_question_is_a_clear_error(run) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import free_port
+
+    question = "How many 3D bounding box annotations does WildBox have?"
+    env = {"RAG_ANSWER__MAX_QUESTION_CHARS": "40", "RAG_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
+    for args, extra_env, limit in [((), env, 40), (("--json",), env, 40), (("--mode", "extractive"), {}, 2000)]:
+        q = question if limit == 40 else "x" * 2001
+        r = run("ask", q, *args, extra_env=extra_env)
+        assert r.exit_code == 1 and "Traceback" not in r.output
+        assert r.output.strip().splitlines() == [
+            f"Error: The question has {len(q)} characters; the limit is {limit} (RAG_ANSWER__MAX_QUESTION_CHARS)."
+        ]
+
+
 def test_config_masks_secrets(run) -> None:  # type: ignore[no-untyped-def]
     r = run("config", extra_env={"RAG_LLM_API_KEY": "sk-very-secret-123", "RAG_LLM_BASE_URL": "http://127.0.0.1:9/v1"})
     assert r.exit_code == 0

@@ -17,7 +17,8 @@ import gradio as gr
 import pytest
 from click.testing import CliRunner
 
-from rag import NO_ANSWER, Assistant, ConfigError, get_settings
+from rag import NO_ANSWER, Assistant, ConfigError, Settings, get_settings
+from rag.settings import UISettings
 from tests.conftest import free_port, paper_id_containing
 from tests.fakes import ScriptedChatModel, evidence_number
 from ui.app import build_app, format_abstract_html, format_papers_html, launch
@@ -171,6 +172,31 @@ def test_bad_upload_is_a_clear_error_and_indexes_nothing(make_settings: Callable
     status, papers_html, venues, years = upload([str(good)], "", progress=lambda *a, **k: None)
     assert "1 added" in status and "<b>Good</b>" in papers_html
     assert [p.paper_id for p in a.papers()] == ["g1"]
+
+
+def test_oversized_upload_is_rejected_before_it_is_read(make_settings: Callable[..., Any], embeddings: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_UI__MAX_UPLOAD_BYTES", "1000")
+    assert get_settings().ui.max_upload_bytes == 1000 and Settings().ui.max_upload_bytes == 1000
+    a = Assistant(make_settings(ui={"max_upload_bytes": 1000}), embeddings=embeddings, chat_model=ScriptedChatModel(reply=lambda p: NO_ANSWER))
+    app = build_app(a)
+    small = tmp_path / "small.jsonl"
+    small.write_text(json.dumps({"id": "s1", "title": "Small", "abstract": "A short abstract about zebras."}) + "\n")
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"{not json, and never read\n" + b"x" * 1200 + b"\n")
+    upload = fn(app, "upload")
+    status, *_ = upload([str(small), str(big)], "", progress=lambda *a, **k: None)
+    assert status == (
+        '<p class="rag-error">Nothing was indexed. big.jsonl is 1,227 bytes; the limit is 1,000 bytes. '
+        "Split the file, or raise RAG_UI__MAX_UPLOAD_BYTES.</p>"
+    )
+    assert a.papers() == []
+    status, *_ = upload([str(small)], "", progress=lambda *a, **k: None)
+    assert "1 added" in status and [p.paper_id for p in a.papers()] == ["s1"]
+    default = build_app(with_fake(a, lambda p: NO_ANSWER, ui=UISettings())[0])
+    assert [b.label for b in default.blocks.values() if isinstance(b, gr.File)] == [
+        "Add abstracts (.txt, .jsonl, .json, .csv, BEIR corpus.jsonl.gz; at most 20 MB a file)"
+    ]
 
 
 def test_ask_endpoint_through_gradio_client(seed_assistant: Any) -> None:

@@ -226,6 +226,22 @@ def parse_filters(venue: str | None, year: str | int | float | None) -> dict[str
     return filters
 
 
+def oversized_upload(paths: list[Path], limit: int) -> str | None:
+    """The message for the first file larger than ``limit`` bytes (checked before anything is read), else None."""
+    for p in paths:
+        try:
+            size = p.stat().st_size
+        except OSError:
+            continue  # a vanished upload: ingesting it says so
+        if size > limit:
+            return f"{p.name} is {_size(size)}; the limit is {_size(limit)}. Split the file, or raise RAG_UI__MAX_UPLOAD_BYTES."
+    return None
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes" + (f" ({n / 1e6:.1f} MB)" if n >= 100_000 else "")
+
+
 def append_feedback(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON line (the eval harness reads this file line by line)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -343,14 +359,17 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         def report(done: int, total: int) -> None:
             progress((done, max(total, 1)), desc="Embedding chunks", unit="chunks")
 
-        try:
-            progress(0, desc="Validating files")
-            r = assistant.ingest(paths, progress=report).to_json()
-        except RagError as e:
-            msg = str(e)
+        error = oversized_upload(paths, settings.ui.max_upload_bytes)
+        if error is None:
+            try:
+                progress(0, desc="Validating files")
+                r = assistant.ingest(paths, progress=report).to_json()
+            except RagError as e:
+                error = str(e)
+        if error is not None:
             for p in paths:  # uploads sit in a temp dir: show the user's file name
-                msg = msg.replace(str(p), p.name)
-            return (f'<p class="rag-error">Nothing was indexed. {_esc(msg)}</p>', gr.skip(), gr.skip(), gr.skip())
+                error = error.replace(str(p), p.name)
+            return (f'<p class="rag-error">Nothing was indexed. {_esc(error)}</p>', gr.skip(), gr.skip(), gr.skip())
         names = ", ".join(p.name for p in paths)
         status = (
             f"<p>Indexed {_esc(names)}: {r['papers_seen']} papers read, {r['added']} added, {r['updated']} updated, "
@@ -409,7 +428,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                         papers_html = gr.HTML(format_papers_html(papers), elem_id="rag-papers")
                     with gr.Column(scale=2):
                         files = gr.File(
-                            label="Add abstracts (.txt, .jsonl, .json, .csv, BEIR corpus.jsonl.gz)",
+                            label=f"Add abstracts (.txt, .jsonl, .json, .csv, BEIR corpus.jsonl.gz; at most "
+                                  f"{settings.ui.max_upload_bytes / 1e6:g} MB a file)",
                             file_count="multiple", file_types=[".txt", ".jsonl", ".json", ".csv", ".gz"], elem_id="rag-upload",
                         )
                         ingest_btn = gr.Button("Index the files", variant="primary", elem_id="rag-ingest")

@@ -7,8 +7,13 @@ embeddings endpoint, both behind an on-disk cache keyed by (model, text hash).
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -84,14 +89,82 @@ def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
     return CachedEmbeddings(inner, EmbeddingCache(cache_file), model_name=s.model)
 
 
+class StreamError(Exception):
+    """The LLM endpoint answered, but its stream broke off or is not an OpenAI chat-completions stream.
+
+    Never retried: the endpoint is up but misbehaving, and once tokens are shown, asking again would show a
+    second, different draft. ``chars`` is how much of the answer had streamed (and is now discarded).
+    """
+
+    def __init__(self, what: str, chars: int = 0) -> None:
+        super().__init__(what)
+        self.chars = chars
+
+
+@functools.cache
+def _checked_chat_openai() -> type[BaseChatModel]:
+    """``ChatOpenAI`` whose stream must end with a ``finish_reason``: a stream cut short, garbage, or a
+    connection lost mid-answer raises :class:`StreamError` instead of passing for a (short) answer."""
+    import openai
+    from langchain_core.outputs import ChatGenerationChunk
+    from langchain_openai import ChatOpenAI
+
+    class CheckedChatOpenAI(ChatOpenAI):
+        def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+            chars, started, finished = 0, False, False
+            try:
+                for chunk in super()._stream(*args, **kwargs):
+                    started = True
+                    finished = finished or bool((chunk.generation_info or {}).get("finish_reason"))
+                    chars += len(chunk.text)
+                    yield chunk
+            except json.JSONDecodeError as e:
+                raise StreamError("sent a malformed stream (a `data:` line is not valid JSON)", chars) from e
+            except openai.APITimeoutError as e:  # httpx's read timeout: the longest silence between two chunks
+                if not started:
+                    raise
+                raise StreamError(f"stopped sending for {self.request_timeout:g} s in the middle of the answer", chars) from e
+            except openai.APIConnectionError as e:
+                if not started:
+                    raise
+                raise StreamError("dropped the connection in the middle of the answer", chars) from e
+            if not started:
+                raise StreamError(
+                    "sent no answer: its response is not an OpenAI chat-completions stream (does RAG_LLM_BASE_URL end in /v1?)"
+                )
+            if not finished:
+                raise StreamError("ended the stream before the answer was complete (no finish_reason)", chars)
+
+    return CheckedChatOpenAI
+
+
+def _bounded_retry_client(base_url: str, api_key: str, timeout: float, max_retries: int) -> Any:
+    """The ``openai`` client, except that a ``Retry-After`` longer than ``timeout`` is not waited for.
+
+    The SDK honours Retry-After up to 120 s per retry: a rate-limited question would hang for minutes
+    with ``timeout=2``. Failing at once, with the wait in the message, keeps every fault within the timeout.
+    (``_should_retry`` is the SDK's hook for this decision; it has kept that name since openai 1.0.)
+    """
+    import openai
+
+    class BoundedRetryOpenAI(openai.OpenAI):
+        def _should_retry(self, response: Any) -> bool:
+            wait = self._parse_retry_after_header(response.headers)
+            if wait is not None and wait > timeout:
+                return False
+            return bool(super()._should_retry(response))
+
+    return BoundedRetryOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+
+
 def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatModel:
     """``ChatOpenAI`` against the configured endpoint, or the embedded llama.cpp server (started lazily here).
 
     A configured endpoint is used as given: if it is down, the caller gets a :class:`BackendError`,
-    never a silent fallback to the local model.
+    never a silent fallback to the local model. The ``openai`` client retries connection errors,
+    timeouts, 408/409/429 and 5xx ``max_retries`` times with exponential backoff (0.5 s, 1 s, 2 s ... minus
+    up to 25% jitter; a Retry-After up to ``timeout`` instead), always before any token has streamed.
     """
-    from langchain_openai import ChatOpenAI
-
     s = settings.llm
     if s.base_url:
         base_url = s.base_url
@@ -103,10 +176,13 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
         server = get_local_server(s.model, Path(settings.cache_dir).expanduser(), threads=s.threads, ctx=s.ctx)
         base_url = server.base_url or ""
         api_key = "local"
-    return ChatOpenAI(
+    root = _bounded_retry_client(base_url, api_key, s.timeout, s.max_retries)
+    return _checked_chat_openai()(
         model=s.model,
         base_url=base_url,
         api_key=api_key,  # type: ignore[arg-type]
+        root_client=root,
+        client=root.chat.completions,
         temperature=s.temperature,
         max_tokens=s.max_tokens,  # type: ignore[call-arg]
         timeout=s.timeout,
@@ -116,23 +192,60 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
     )
 
 
+def is_llm_failure(error: Exception) -> bool:
+    """True for errors that mean the LLM endpoint cannot answer now (after the client's own retries)."""
+    import openai
+
+    return isinstance(error, (openai.APIError, StreamError))
+
+
 def describe_llm_error(error: Exception, settings: Settings) -> BackendError:
-    """A one-line, key-free explanation of a failed LLM call."""
+    """A one-line, key-free explanation of a failed LLM call: which server, what happened, what to do."""
     import openai
 
     s = settings.llm
     where = f"LLM server at {s.base_url}" if s.base_url else "embedded LLM server"
     secret = s.api_key.get_secret_value() if s.api_key else None
-    if isinstance(error, openai.APITimeoutError):
-        msg = f"The {where} did not answer within {s.timeout:.0f} s (RAG_LLM__TIMEOUT)."
+    tries = f"{s.max_retries + 1} attempts" if s.max_retries else "1 attempt, RAG_LLM__MAX_RETRIES=0"
+    if isinstance(error, StreamError):
+        msg = f"The {where} {error}."
+        if error.chars:
+            msg += f" The partial answer ({error.chars} characters) was discarded, and not retried since it had been shown: ask again."
+        else:
+            msg += " Check the server's log."
+    elif isinstance(error, openai.APITimeoutError):
+        msg = f"The {where} did not answer within {s.timeout:g} s ({tries}): is it overloaded? Raise RAG_LLM__TIMEOUT or try later."
     elif isinstance(error, openai.APIConnectionError):
-        msg = f"Cannot reach the {where}: is it running? Check RAG_LLM_BASE_URL."
+        fix = "Check RAG_LLM_BASE_URL." if s.base_url else "It is restarted on the next question."
+        msg = f"Cannot reach the {where} ({tries}): is it running? {fix}"
     elif isinstance(error, openai.AuthenticationError):
         msg = f"The {where} rejected the API key: check RAG_LLM_API_KEY."
     elif isinstance(error, openai.NotFoundError):
-        msg = f"The {where} does not serve model {s.model!r} (RAG_LLM_MODEL) or the URL lacks /v1: {error}"
+        msg = f"The {where} does not serve model {s.model!r} (RAG_LLM_MODEL) or the URL lacks /v1: {_detail(error)}"
+    elif isinstance(error, openai.RateLimitError):
+        wait = _retry_after(error)
+        if wait is not None and wait > s.timeout:
+            msg = (f"The {where} is rate-limiting requests (HTTP 429) and asks to wait {wait:g} s, longer than "
+                   f"RAG_LLM__TIMEOUT ({s.timeout:g} s): ask again later.")
+        else:
+            msg = f"The {where} is rate-limiting requests (HTTP 429, {tries}): {_detail(error)}. Ask again later."
     elif isinstance(error, openai.APIStatusError):
-        msg = f"The {where} failed with HTTP {error.status_code}: {error.message}"
+        retried = error.status_code >= 500 or error.status_code in (408, 409)
+        msg = f"The {where} failed with HTTP {error.status_code}" + (f" ({tries})" if retried else "")
+        msg += f": {_detail(error)}. Check the server's log."
     else:
         msg = f"The {where} failed: {type(error).__name__}: {error}"
-    return BackendError(redact(msg, secret))
+    return BackendError(redact(" ".join(msg.split()), secret))
+
+
+def _detail(error: Any) -> str:
+    """The server's own error text, without the SDK's 'Error code: 500 - ' prefix, at most 200 characters."""
+    text = re.sub(r"^Error code: \d+ - ", "", str(getattr(error, "message", "") or error)).strip()
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _retry_after(error: Any) -> float | None:
+    try:
+        return float(error.response.headers.get("retry-after"))
+    except (AttributeError, TypeError, ValueError):
+        return None

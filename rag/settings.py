@@ -74,8 +74,13 @@ class LLMSettings(_Group):
     api_key: SecretStr | None = Field(default=None, description="API key of the endpoint (never logged).")
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=160, ge=1, description="Longest answer in tokens.")
-    timeout: float = Field(default=180.0, gt=0, description="Seconds before a request to the LLM fails (CPU inference under load is slow).")
-    max_retries: int = Field(default=1, ge=0, description="Retries on connection errors and 5xx.")
+    timeout: float = Field(
+        default=180.0, gt=0,
+        description="Seconds the LLM may stay silent (connecting, before its first byte, between streamed chunks) before the request fails.",
+    )
+    max_retries: int = Field(
+        default=1, ge=0, description="Retries, with exponential backoff, on connection errors, timeouts, 429 and 5xx; never once tokens have streamed."
+    )
     threads: int = Field(default=2, ge=1, description="CPU threads of the embedded llama.cpp server.")
     ctx: int = Field(default=4096, ge=512, description="Context window of the embedded llama.cpp server.")
 

@@ -70,7 +70,7 @@ class Assistant:
     def _retrieve_for_answer(
         self, question: str, k: int | None, where: dict[str, Any] | None, mode: Mode | None = None
     ) -> list[SearchHit]:
-        if self.index.count_chunks() == 0:
+        if self.retriever.open().count_chunks() == 0:
             return []
         return self.retriever.search(question, k=k, where=where, mode=mode)
 
@@ -171,7 +171,7 @@ class Assistant:
     ) -> list[SearchHit]:
         """Papers most relevant to ``query``, best first (one hit per paper)."""
         query = self._check_question(query)
-        if self.index.count_chunks() == 0:
+        if self.retriever.open().count_chunks() == 0:
             raise EmptyIndexError(
                 f"The index in {self.settings.chroma_url or self.settings.data_dir} is empty: run `rag ingest PATH` first."
             )

@@ -3,6 +3,7 @@ and a LangChain ``BaseRetriever`` adapter so LangChain users can reuse it."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -37,6 +38,21 @@ class Retriever:
     def __init__(self, index: PaperIndex, settings: RetrievalSettings) -> None:
         self.index = index
         self.settings = settings
+        # PaperIndex opens Chroma and BM25 lazily, with no lock. Concurrent first callers in a fresh process got
+        # "Could not connect to tenant default_tenant" (chromadb registers a new client's system before starting
+        # it); concurrent first searches rebuilt BM25 from Chroma several times, raced on saving it (OSError
+        # "Directory not empty") and searched half-loaded stores. So the client is opened once under this lock,
+        # and BM25 is used under it (a BM25 search takes milliseconds: one at a time costs nothing measurable).
+        self._lock = threading.Lock()
+        self._opened = False
+
+    def open(self) -> PaperIndex:
+        """The index, its Chroma client opened (once, under a lock, however many threads ask at once)."""
+        if not self._opened:
+            with self._lock:
+                _ = self.index.client
+                self._opened = True
+        return self.index
 
     def search(
         self,
@@ -45,6 +61,7 @@ class Retriever:
         where: dict[str, MetaValue] | None = None,
         mode: Mode | None = None,
     ) -> list[SearchHit]:
+        self.open()
         k = k or self.settings.k
         mode = mode or self.settings.mode
         n = max(self.settings.candidates, 3 * k)
@@ -53,7 +70,8 @@ class Retriever:
             dense = self.index.dense_search(self.index.embeddings.embed_query(query), n, where)
         sparse: list[tuple[str, float]] = []
         if mode in ("hybrid", "bm25"):
-            sparse = self.index.bm25.search(query, n, where)
+            with self._lock:
+                sparse = self.index.bm25.search(query, n, where)
 
         # best chunk per paper, and each paper's rank in each list
         best: dict[str, RawHit] = {}

@@ -5,7 +5,8 @@
 through :func:`html.escape` before it becomes HTML: the sources panel is raw HTML, and an abstract must
 never be able to run script in the reader's browser.
 
-Stable API for ``gradio_client``: ``/ask`` (question, k, hybrid, venue, year, mode) -> ``Answer.to_json()``.
+Stable API for ``gradio_client``: ``/ask`` (question, k, hybrid, venue, year, mode, temperature, history)
+-> ``Answer.to_json()``.
 """
 
 from __future__ import annotations
@@ -454,13 +455,17 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
         def ask(
             question: str, k: int = 0, hybrid: bool = True, venue: str = "", year: str = "", mode: str = "",
-            temperature: float = -1.0,
+            temperature: float = -1.0, history: list[list[str]] | None = None,
         ) -> dict[str, Any]:
             """Answer ``question`` from the indexed abstracts: the answer, its citations and sources (Answer JSON).
-            ``temperature`` < 0 keeps the configured one."""
+            ``temperature`` < 0 keeps the configured one. ``history`` is the conversation so far,
+            ``[["user", "..."], ["assistant", "..."]]``; the endpoint keeps no state between calls."""
+            if any(not isinstance(t, (list, tuple)) or len(t) != 2 for t in history or []):
+                raise gr.Error('history must be a list of [role, text] pairs, e.g. [["user", "What is WildBox?"]].')
+            turns = [(str(t[0]), str(t[1])) for t in history or []]
             try:
                 answer = assistant.ask(
-                    question, k=int(k) or None, filters=parse_filters(venue, year) or None,
+                    question, history=turns or None, k=int(k) or None, filters=parse_filters(venue, year) or None,
                     mode="extractive" if mode == "extractive" else ("llm" if mode == "llm" else None),
                     retrieval_mode=_retrieval_mode(assistant, hybrid),
                     temperature=None if temperature is None or temperature < 0 else float(temperature),

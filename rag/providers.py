@@ -76,12 +76,18 @@ def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
         from langchain_openai import OpenAIEmbeddings
 
         _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
-        inner = OpenAIEmbeddings(
-            model=s.model,
-            base_url=s.base_url,
-            api_key=s.api_key or "not-needed",  # type: ignore[arg-type]
-            check_embedding_ctx_length=False,  # tokenising with tiktoken is wrong for non-OpenAI models
-            chunk_size=s.batch_size,
+        inner = _EndpointEmbeddings(
+            OpenAIEmbeddings(
+                model=s.model,
+                base_url=s.base_url,
+                api_key=s.api_key or "not-needed",  # type: ignore[arg-type]
+                check_embedding_ctx_length=False,  # tokenising with tiktoken is wrong for non-OpenAI models
+                chunk_size=s.batch_size,
+                max_retries=2,
+                timeout=60.0,
+            ),
+            s.base_url,
+            s.api_key.get_secret_value() if s.api_key else None,
         )
     if not cache:
         return inner
@@ -155,6 +161,29 @@ def _bounded_retry_client(base_url: str, api_key: str, timeout: float, max_retri
             return bool(super()._should_retry(response))
 
     return BoundedRetryOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+
+
+class _EndpointEmbeddings(Embeddings):
+    """An OpenAI-compatible embeddings client whose failures are one-line, key-free BackendErrors."""
+
+    def __init__(self, inner: Embeddings, base_url: str, api_key: str | None) -> None:
+        self.inner, self.base_url, self._key = inner, base_url, api_key
+        self.model_name = getattr(inner, "model", None)
+
+    def _fail(self, e: Exception) -> BackendError:
+        return BackendError(redact(f"The embeddings endpoint {self.base_url} failed: {type(e).__name__}: {e}", self._key))
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        try:
+            return self.inner.embed_documents(texts)
+        except Exception as e:  # openai raises connection, timeout, status and decoding errors
+            raise self._fail(e) from e
+
+    def embed_query(self, text: str) -> list[float]:
+        try:
+            return self.inner.embed_query(text)
+        except Exception as e:
+            raise self._fail(e) from e
 
 
 def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatModel:

@@ -70,7 +70,7 @@ class Assistant:
     def _retrieve_for_answer(
         self, question: str, k: int | None, where: dict[str, Any] | None, mode: Mode | None = None
     ) -> list[SearchHit]:
-        if self.retriever.open().count_chunks() == 0:
+        if not self.retriever.open().exists():  # cached after the first call: no round trip per question
             return []
         return self.retriever.search(question, k=k, where=where, mode=mode)
 
@@ -112,6 +112,14 @@ class Assistant:
         if rebuild:
             self.index.rebuild()
         return self.index.ingest(papers, prune=prune, progress=progress)
+
+    def export_index(self, path: str | Path) -> dict[str, Any]:
+        """Write the index (vectors, texts, metadata) to one portable zip; returns chunks, papers, bytes."""
+        return self.index.export(Path(path))
+
+    def import_index(self, path: str | Path, *, replace: bool = False) -> dict[str, Any]:
+        """Load an :meth:`export_index` file; embeds nothing. The embedding model and chunking must match."""
+        return self.index.import_(Path(path), replace=replace)
 
     def start_llm(self) -> dict[str, Any]:
         """Start the embedded LLM now rather than on the first question.
@@ -171,11 +179,13 @@ class Assistant:
     ) -> list[SearchHit]:
         """Papers most relevant to ``query``, best first (one hit per paper)."""
         query = self._check_question(query)
-        if self.retriever.open().count_chunks() == 0:
+        index = self.retriever.open()
+        hits = self.retriever.search(query, k=k, where=where, mode=mode) if index.exists() else []
+        if not hits and index.count_chunks() == 0:  # counted only when nothing was found: a round trip less per search
             raise EmptyIndexError(
                 f"The index in {self.settings.chroma_url or self.settings.data_dir} is empty: run `rag ingest PATH` first."
             )
-        return self.retriever.search(query, k=k, where=where, mode=mode)
+        return hits
 
     def as_retriever(self, k: int | None = None, where: dict[str, Any] | None = None, mode: Mode | None = None) -> HybridRetriever:
         """A LangChain ``BaseRetriever`` over this assistant's index."""

@@ -4,7 +4,9 @@ Chroma is the source of truth. The collection's metadata records the embedding m
 dimension and the chunking settings (a mismatch is an error, never silent mixing of vectors),
 and a ``generation`` id that changes before every write. The BM25 index on local disk stores the
 generation it was built from; when they differ (another machine wrote to a Chroma server, or an
-ingest was killed half-way) BM25 is rebuilt from Chroma's documents.
+ingest was killed half-way) BM25 is rebuilt from Chroma's metadata. Chroma stores no `documents`
+(its full-text index on them tripled the cost of a write); :func:`document_of` rebuilds the indexed
+text of a chunk from its metadata.
 """
 
 from __future__ import annotations
@@ -56,8 +58,18 @@ def paper_hash(paper: Paper) -> str:
 
 def index_text(paper: Paper, chunk: Chunk) -> str:
     """What is embedded and BM25-indexed for a chunk: the given title (not a derived one) and the normalised text."""
-    body = normalise_text(chunk.text)
-    return body if paper.title_derived else f"{normalise_text(paper.title)}. {body}"
+    return _index_text(paper.title, paper.title_derived, chunk.text)
+
+
+def document_of(meta: dict[str, Any]) -> str:
+    """:func:`index_text` of a stored chunk, rebuilt from its metadata (abstract, offsets, title)."""
+    text = str(meta.get("_abstract", ""))[int(meta.get("_start", 0)) : int(meta.get("_end", 0))]
+    return _index_text(str(meta.get("_title", "")), bool(meta.get("_title_derived", False)), text)
+
+
+def _index_text(title: str, title_derived: bool, text: str) -> str:
+    body = normalise_text(text)
+    return body if title_derived else f"{normalise_text(title)}. {body}"
 
 
 @dataclass
@@ -90,7 +102,6 @@ class IngestReport:
 class RawHit:
     chunk_id: str
     score: float
-    document: str
     metadata: dict[str, Any]
 
 
@@ -320,29 +331,27 @@ class PaperIndex:
 
     def _rebuild_bm25(self, generation: str | None) -> None:
         ids, texts, meta = [], [], []
-        for cid, doc, m in self._iter_all(include_documents=True):
+        for cid, m in self._iter_all():
             ids.append(cid)
-            texts.append(doc)
+            texts.append(document_of(m))
             meta.append({k: v for k, v in m.items() if not k.startswith("_")})
         store = self._bm25 or BM25Store(self._bm25_dir())
         store.build(ids, texts, meta, generation or "")
         store.save()
         self._bm25 = store
 
-    def _iter_all(self, include_documents: bool = False) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        """Every chunk (id, index text, metadata), paged so 100k chunks don't load at once."""
+    def _iter_all(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every chunk (id, metadata), paged so 100k chunks don't load at once."""
         col = self.collection
-        include = ["metadatas", "documents"] if include_documents else ["metadatas"]
         offset, page = 0, 5000
         while True:
             with self._chroma("reading the index"):
-                got = col.get(include=include, limit=page, offset=offset)
+                got = col.get(include=["metadatas"], limit=page, offset=offset)
             ids = got["ids"]
             if not ids:
                 return
-            docs = got.get("documents") or [""] * len(ids)
-            for cid, doc, m in zip(ids, docs, got["metadatas"]):
-                yield cid, doc or "", dict(m or {})
+            for cid, m in zip(ids, got["metadatas"]):
+                yield cid, dict(m or {})
             offset += len(ids)
 
     # ---------------------------------------------------------------- writing
@@ -409,7 +418,7 @@ class PaperIndex:
         col = self.collection
         # paper_id -> (hashes seen on its chunks, chunk ids, chunk count its chunks announce)
         existing: dict[str, tuple[set[str], list[str], set[int]]] = {}
-        for cid, _doc, m in self._iter_all():
+        for cid, m in self._iter_all():
             hashes, ids, counts = existing.setdefault(str(m.get("_paper_id")), (set(), [], set()))
             hashes.add(str(m.get("_hash")))
             ids.append(cid)
@@ -467,8 +476,9 @@ class PaperIndex:
             with self._chroma("writing chunks"):
                 col.upsert(
                     ids=[c.chunk_id for _, c, _n in batch],
+                    # No `documents`: Chroma's full-text index on them made writes ~3x slower, and the
+                    # text is rebuilt from the metadata (abstract + offsets + title) when BM25 needs it.
                     embeddings=[list(map(float, v)) for v in vectors],
-                    documents=texts,
                     metadatas=[chunk_metadata(p, c, n) for p, c, n in batch],
                 )
             report.chunks_written += len(batch)
@@ -500,14 +510,14 @@ class PaperIndex:
         offset, page = 0, 5000
         while True:
             with self._chroma("reading the index for export"):
-                got = col.get(include=["embeddings", "documents", "metadatas"], limit=page, offset=offset)
+                got = col.get(include=["embeddings", "metadatas"], limit=page, offset=offset)
             if not got["ids"]:
                 break
             ids.extend(got["ids"])
             vectors.append(np.asarray(got["embeddings"], dtype="<f4"))
             lines.extend(
-                json.dumps({"id": cid, "document": doc, "metadata": m}, ensure_ascii=False)
-                for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"])
+                json.dumps({"id": cid, "document": document_of(m), "metadata": m}, ensure_ascii=False)
+                for cid, m in zip(got["ids"], got["metadatas"])
             )
             offset += len(got["ids"])
         matrix = np.concatenate(vectors)
@@ -559,7 +569,6 @@ class PaperIndex:
                     col.upsert(
                         ids=[r["id"] for r in part],
                         embeddings=matrix[i : i + len(part)],
-                        documents=[r["document"] for r in part],
                         metadatas=[r["metadata"] for r in part],
                     )
             cache = getattr(self.embeddings, "cache", None)
@@ -580,14 +589,14 @@ class PaperIndex:
     def paper_ids(self) -> set[str]:
         if not self.exists():
             return set()
-        return {str(m.get("_paper_id")) for _cid, _d, m in self._iter_all()}
+        return {str(m.get("_paper_id")) for _cid, m in self._iter_all()}
 
     def papers(self) -> list[Paper]:
         """Every indexed paper (rebuilt from the metadata of its first chunk)."""
         if not self.exists():
             return []
         seen: dict[str, Paper] = {}
-        for _cid, _d, m in self._iter_all():
+        for _cid, m in self._iter_all():
             pid = str(m.get("_paper_id"))
             if pid not in seen:
                 seen[pid] = paper_from_metadata(m)
@@ -602,11 +611,11 @@ class PaperIndex:
                 query_embeddings=[list(map(float, vector))],
                 n_results=n,
                 where=to_chroma_where(where),
-                include=["documents", "metadatas", "distances"],
+                include=["metadatas", "distances"],
             )
         return [
-            RawHit(cid, 1.0 - float(d), doc or "", dict(m or {}))
-            for cid, d, doc, m in zip(res["ids"][0], res["distances"][0], res["documents"][0], res["metadatas"][0])
+            RawHit(cid, 1.0 - float(d), dict(m or {}))
+            for cid, d, m in zip(res["ids"][0], res["distances"][0], res["metadatas"][0])
         ]
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, RawHit]:
@@ -614,8 +623,8 @@ class PaperIndex:
         if not ids:
             return {}
         with self._chroma("reading chunks"):
-            got = self.collection.get(ids=ids, include=["documents", "metadatas"])
-        return {cid: RawHit(cid, 0.0, doc or "", dict(m or {})) for cid, doc, m in zip(got["ids"], got["documents"], got["metadatas"])}
+            got = self.collection.get(ids=ids, include=["metadatas"])
+        return {cid: RawHit(cid, 0.0, dict(m or {})) for cid, m in zip(got["ids"], got["metadatas"])}
 
     def disk_bytes(self) -> int:
         if not self.data_dir.exists():

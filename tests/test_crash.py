@@ -86,7 +86,7 @@ def _check_index_exact(assistant: Assistant, records: list[dict[str, Any]]) -> N
     assert set(papers) == {r["id"] for r in records}
     chunk_ids: list[str] = []
     per_paper: dict[str, set[int]] = {}
-    for cid, _doc, meta in index._iter_all():
+    for cid, meta in index._iter_all():
         chunk_ids.append(cid)
         per_paper.setdefault(meta["_paper_id"], set()).add(int(meta["_chunk"]))
     assert len(chunk_ids) == len(set(chunk_ids)), "duplicate chunks"

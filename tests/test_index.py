@@ -131,3 +131,21 @@ def test_chunk_offsets_point_into_the_original_abstract(seed_assistant: Any) -> 
         for h in hits:
             assert h.abstract[h.start : h.end] == h.text
     assert seed_assistant.stats()["chunks"] > seed_assistant.stats()["papers"]  # long abstracts were split
+
+
+def test_stored_metadata_rebuilds_exactly_the_indexed_text(seed_corpus: Path) -> None:
+    """Chroma keeps no documents: BM25 and exports rebuild each chunk's text from its metadata."""
+    from rag.chunking import chunk_paper
+    from rag.index import chunk_metadata, document_of, index_text
+    from rag.ingest import read_corpora
+    from rag.settings import Settings
+
+    chunking = Settings().chunking.model_dump()
+    papers = read_corpora([seed_corpus, Path(__file__).parent / "data" / "abstracts.jsonl"])
+    n = 0
+    for paper in papers:
+        chunks = chunk_paper(paper, **chunking)
+        for chunk in chunks:
+            assert document_of(chunk_metadata(paper, chunk, len(chunks))) == index_text(paper, chunk)
+            n += 1
+    assert n > len(papers)

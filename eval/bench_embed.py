@@ -1,0 +1,83 @@
+"""Embedding throughput by model, threads and batch size, on real abstract chunks.
+
+    .venv/bin/python -m eval.bench_embed [--chunks 256] [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
+
+Each configuration runs in its own child process (so its peak RSS is its own), embeds the same chunk
+texts that ingest would embed for the first abstracts of ``../shared/data/ml_abstracts.jsonl.gz``,
+with no cache, after a warm-up batch. Prints chunks/s, chunks per CPU-second and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rag import Assistant, Paper, Settings, make_embeddings
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml_abstracts.jsonl.gz"
+MODELS = {"minilm": "all-MiniLM-L6-v2-int8", "wordllama": "wordllama-l2-supercat-256"}
+
+
+def _texts(n_chunks: int) -> list[str]:
+    assistant = Assistant(Settings(data_dir="/tmp/rag-bench-embed"))
+    papers = []
+    with gzip.open(DATA, "rt", encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            r = json.loads(line)
+            papers.append(Paper(paper_id=f"p{i}", title=r["title"], abstract=r["abstract"]))
+            if len(papers) >= n_chunks:
+                break
+    return assistant.index_texts(papers)[:n_chunks]
+
+
+def child(model: str, threads: int, batch: int, n_chunks: int) -> dict[str, float]:
+    embedding: dict[str, object] = {"model": MODELS[model], "batch_size": batch}
+    if threads:
+        embedding["threads"] = threads
+    embedder = make_embeddings(Settings(data_dir="/tmp/rag-bench-embed", embedding=embedding), cache=False)
+    texts = _texts(n_chunks)
+    embedder.embed_documents(texts[:8])
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    embedder.embed_documents(texts)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return {
+        "chunks": len(texts),
+        "per_s": len(texts) / wall,
+        "per_cpu_s": len(texts) / cpu,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chunks", type=int, default=256)
+    ap.add_argument("--configs", default="minilm:2:8,minilm:1:8,minilm:2:32,minilm:2:64,wordllama::256")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        model, threads, batch = args.child.split(":")
+        print(json.dumps(child(model, int(threads or 0), int(batch), args.chunks)))
+        return 0
+    print(f"| model | threads | batch | chunks/s | chunks per CPU-s | peak RSS MB |  ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
+    print("|---|---|---|---|---|---|")
+    for config in args.configs.split(","):
+        out = subprocess.run(
+            [sys.executable, "-m", "eval.bench_embed", "--child", config, "--chunks", str(args.chunks)],
+            capture_output=True, text=True, check=True,
+        )
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        model, threads, batch = config.split(":")
+        print(f"| {MODELS[model]} | {threads or '-'} | {batch} | {r['per_s']:.1f} | {r['per_cpu_s']:.1f} | {r['rss_mb']:.0f} |", flush=True)
+    print(f"(load average at the end: {os.getloadavg()[0]:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,6 +5,10 @@ fitted to a token budget) -> LLM -> verification (rag.verify) -> :class:`Answer`
 
 The model only writes prose. Our code numbers the evidence, drops markers that resolve to nothing,
 attaches or corrects citations by measured support, and decides to abstain.
+
+Abstracts are untrusted data. Sentences that instruct the assistant (rag.verify.is_instruction) or
+repeat our refusal sentence are not evidence; what is shown is put on one line per source with
+citation-like brackets, chat-template tokens and our prompt's labels defused (:func:`neutralise`).
 """
 
 from __future__ import annotations
@@ -24,9 +28,14 @@ from rag.chunking import chunk_paper, count_tokens, split_sentences
 from rag.prompts import load_prompt
 from rag.settings import Settings
 from rag.types import Answer, AnswerSentence, Citation, Paper, SearchHit
-from rag.verify import Embed, Evidence, SentenceVerdict, key_terms, render, verify_answer
+from rag.verify import Embed, Evidence, SentenceVerdict, is_instruction, key_terms, render, verify_answer, visible_text
 
 NO_ANSWER = "The indexed abstracts don't answer this."
+
+_MARKER_LIKE = re.compile(r"[\[\uff3b\u3010\u3014]\s*(\d+(?:\s*[-\u2013,;]\s*\d+)*)\s*[\]\uff3d\u3011\u3015]")
+_TEMPLATE_TOKEN = re.compile(r"<\|([^|<>]{0,40})\|>")  # <|im_start|>, <|im_end|>, <|eot_id|>: llama.cpp parses them as tokens
+_PROMPT_LABEL = re.compile(r"\b(sources?|question|answer)\s*:", re.I)  # the labels of prompts/answer.md
+_NO_ANSWER_WORDS = re.sub(r"\W+", " ", NO_ANSWER.lower()).strip()
 
 _REFUSAL = re.compile(
     r"(don't|do not|does not|doesn't|cannot|can't|unable to)\s+(answer|say|mention|provide|contain|specify|state|include|know)"
@@ -88,14 +97,30 @@ class Prepared:
     llm_error: Exception | None = None  # the condense call failed (the fallback rewrite was used)
 
 
+def neutralise(text: str) -> str:
+    """Abstract text as the prompt shows it: on one line (so it cannot start a ``[n]``, ``Question:`` or
+    ``Answer:`` line of its own), without invisible characters, with citation-like brackets as
+    parentheses (no planted ``[2]``), chat-template tokens broken up (no forged ``<|im_end|>``) and
+    the prompt's labels turned into plain words."""
+    text = _MARKER_LIKE.sub(r"(\1)", visible_text(text))
+    text = _TEMPLATE_TOKEN.sub(r"<\1>", text)
+    return _PROMPT_LABEL.sub(r"\1 -", text)
+
+
+def is_evidence(sentence: str) -> bool:
+    """An abstract sentence may be shown and cited unless it instructs the assistant or mimics our
+    refusal sentence (a planted refusal would make the model abstain on a question the paper answers)."""
+    words = re.sub(r"\W+", " ", visible_text(sentence).lower())
+    return not is_instruction(sentence) and _NO_ANSWER_WORDS not in words
+
+
 def format_evidence(evidence: Sequence[Evidence], shown: dict[int, list[tuple[int, int]]]) -> str:
-    """``[n] Title: sentence sentence`` lines. Abstract text is data: brackets that look like our
-    markers are neutralised so an abstract cannot plant a citation."""
+    """``[n] Title: sentence sentence`` lines, abstract text neutralised (a title that instructs the
+    assistant is replaced by the paper id)."""
     lines = []
     for ev in evidence:
-        body = " ".join(ev.abstract[a:b] for a, b in shown[ev.n])
-        body = re.sub(r"\[(\d+)\]", r"(\1)", " ".join(body.split()))
-        title = " ".join(ev.title.split())
+        body = neutralise(" ".join(ev.abstract[a:b] for a, b in shown[ev.n]))
+        title = neutralise(ev.paper_id if is_instruction(ev.title) else ev.title)
         lines.append(f"[{ev.n}] {title}: {body}")
     return "\n".join(lines) + "\n"
 
@@ -146,8 +171,10 @@ class AnswerPipeline:
         candidates: list[tuple[float, int, tuple[int, int]]] = []  # (score, hit index, span)
         spans_of: list[list[tuple[int, int]]] = []
         for i, h in enumerate(hits):
-            spans = split_sentences(h.abstract) or [(0, len(h.abstract))]
+            spans = [sp for sp in split_sentences(h.abstract) or [(0, len(h.abstract))] if is_evidence(h.abstract[sp[0] : sp[1]])]
             spans_of.append(spans)
+            if not spans:
+                continue  # nothing in it is evidence: the paper is not offered
             # earlier-ranked papers get a small prior; the title names the paper for the model
             for span, score in zip(spans, self._sentence_relevance(qvec, qterms, h.abstract, spans)):
                 candidates.append((score - 0.02 * i, i, span))

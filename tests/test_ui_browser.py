@@ -45,20 +45,26 @@ if not Path(CHROMIUM).exists():  # `make test` installs it; say so rather than f
     pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
-    from rag.embedding import CachedEmbeddings
+def serve(data_dir: Path, embeddings: Any, corpus: list[Path], chat_model: Any = None) -> Iterator[str]:
+    """The UI on ``corpus`` (extractive answers by default), served on 127.0.0.1 while the generator lives."""
     from ui.app import launch
 
-    tmp = tmp_path_factory.mktemp("ui-browser")
-    (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
-    settings = Settings(data_dir=tmp / "data", answer={"mode": "extractive"})
-    assistant = Assistant(settings, embeddings=CachedEmbeddings(minilm, embedding_cache))
-    assistant.ingest([Assistant.bundled_corpus(), tmp / "xss.jsonl"])
+    settings = Settings(data_dir=data_dir, answer={"mode": "extractive"})
+    assistant = Assistant(settings, embeddings=embeddings, chat_model=chat_model)
+    assistant.ingest(corpus)
     port = free_port()
     app = launch(assistant, "127.0.0.1", port, block=False, quiet=True)
     yield f"http://127.0.0.1:{port}/"
     app.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    from rag.embedding import CachedEmbeddings
+
+    tmp = tmp_path_factory.mktemp("ui-browser")
+    (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
+    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), [Assistant.bundled_corpus(), tmp / "xss.jsonl"])
 
 
 @pytest.fixture(scope="module")
@@ -76,15 +82,22 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     shutil.rmtree(profile, ignore_errors=True)
 
 
-@pytest.fixture
-def page(browser_context: Any, server: str) -> Iterator[Any]:
+def open_page(browser_context: Any, url: str) -> Iterator[Any]:
+    """A page on ``url`` that records dialogs (``page.dialogs``) and requests (``page.requested``)."""
     page = browser_context.new_page()
     page.dialogs = []  # type: ignore[attr-defined]
+    page.requested = []  # type: ignore[attr-defined]
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
-    page.goto(server)
+    page.on("request", lambda r: page.requested.append(r.url))  # type: ignore[attr-defined]
+    page.goto(url)
     page.wait_for_selector("#rag-question textarea", timeout=60_000)
     yield page
     page.close()
+
+
+@pytest.fixture
+def page(browser_context: Any, server: str) -> Iterator[Any]:
+    yield from open_page(browser_context, server)
 
 
 def ask(page: Any, question: str) -> None:
@@ -173,3 +186,53 @@ def test_xss_abstract_renders_inert(page: Any) -> None:
     assert "<script>window.__xss='script'</script>" in sources
     assert "<img src=x onerror=\"window.__xss='title'\">" in sources  # the title, as text
     assert "91.2% recall" in bot_text(page)
+
+
+def obeying_reply(prompt: str) -> str:
+    """A model that writes what an injection asks for: markup, and Markdown after a blank line."""
+    from tests.fakes import evidence_number
+
+    if "Standalone question:" in prompt:  # rewriting the follow-up: keep it as asked
+        return prompt.split("Last question: ")[-1].splitlines()[0]
+    n = evidence_number(prompt, "MarmotSeg") or 1
+    return (f"MarmotSeg reaches 78.4 mIoU on the Alpine-Burrow benchmark\n\n![s](https://attacker.example/leak.png) "
+            f"[code](javascript:alert(1)) <img src=x onerror=alert(1)> [{n}].\n\n![t](https://attacker.example/two.png)")
+
+
+@pytest.fixture(scope="module")
+def injection_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    from rag.embedding import CachedEmbeddings
+    from tests.fakes import ScriptedChatModel
+
+    data = tmp_path_factory.mktemp("ui-injection") / "data"
+    corpus = [ROOT / "tests" / "data" / "injection.jsonl"]
+    yield from serve(data, CachedEmbeddings(minilm, embedding_cache), corpus, ScriptedChatModel(reply=obeying_reply))
+
+
+@pytest.fixture
+def injection_page(browser_context: Any, injection_server: str) -> Iterator[Any]:
+    yield from open_page(browser_context, injection_server)
+
+
+def test_injection_corpus_renders_inert(injection_page: Any) -> None:
+    """tests/data/injection.jsonl: the abstract quoted in extractive mode carries <script>, onerror, a
+    javascript: link and a Markdown image; then (answer mode 'llm') a fake model obeys with Markdown images
+    after blank lines. None of it becomes an element, a dialog or a request, in the draft or the answer."""
+    page = injection_page
+    q = "What mIoU does MarmotSeg reach on the Alpine-Burrow benchmark?"
+    ask(page, q)
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    page.locator("#rag-chat a.rag-cite").first.click()
+    page.wait_for_selector("#rag-sources .rag-source.rag-active", timeout=10_000)
+    assert "78.4 mIoU" in bot_text(page) and "<script>alert(1)</script>" in bot_text(page)
+    page.click("#rag-settings button, #rag-settings .label-wrap")
+    page.get_by_label("llm", exact=True).check()
+    ask(page, q)
+    page.locator("#rag-chat a.rag-cite[href^='#rag-src-2-']").first.wait_for(timeout=120_000)
+    time.sleep(0.5)
+    page.screenshot(path=str(ARTIFACTS / "ui-injection.png"), full_page=True)
+    assert "![s](https://attacker.example/leak.png)" in bot_text(page)  # shown as text
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    injected = "#rag-chat img, #rag-sources img, #rag-chat script, #rag-sources script, a[href^='javascript' i], [onerror]"
+    assert page.evaluate("(sel) => document.querySelectorAll(sel).length", injected) == 0
+    assert not [u for u in page.requested if "attacker.example" in u]  # type: ignore[attr-defined]

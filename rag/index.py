@@ -309,13 +309,17 @@ class PaperIndex:
         self._collection = col
         return col
 
-    def _check_compatible(self, meta: dict[str, Any]) -> None:
+    def _setting_diffs(self, meta: dict[str, Any], what: str) -> str:
+        """'key: <what> has X, settings ask for Y; ...' for every build setting ``meta`` disagrees on ('' if none)."""
         expected = self._expected_meta()
-        diffs = [f"{k}: index has {meta.get(k)!r}, settings ask for {v!r}" for k, v in expected.items() if meta.get(k) != v]
+        return "; ".join(f"{k}: {what} has {meta.get(k)!r}, settings ask for {v!r}" for k, v in expected.items() if meta.get(k) != v)
+
+    def _check_compatible(self, meta: dict[str, Any]) -> None:
+        diffs = self._setting_diffs(meta, "index")
         if diffs:
             raise IndexMismatchError(
                 f"The index in collection {self.settings.collection!r} was built with other settings ("
-                + "; ".join(diffs)
+                + diffs
                 + "). Rebuild it with `rag ingest --rebuild PATH...`, or change the settings back."
             )
 
@@ -559,12 +563,10 @@ class PaperIndex:
             raise IngestError(f"Cannot read the index export {path}: {e}") from e
         if matrix.ndim != 2 or not len(records) == matrix.shape[0] == manifest.get("chunks"):
             raise IngestError(f"{path} is damaged: {len(records)} records, vectors of shape {matrix.shape}.")
-        expected = self._expected_meta()
-        theirs = manifest.get("collection", {})
-        diffs = [f"{k}: export has {theirs.get(k)!r}, settings ask for {v!r}" for k, v in expected.items() if theirs.get(k) != v]
+        diffs = self._setting_diffs(manifest.get("collection", {}), "export")
         if diffs:
             raise IndexMismatchError(
-                f"{path} was built with other settings (" + "; ".join(diffs) + "). Set the same embedding model and "
+                f"{path} was built with other settings (" + diffs + "). Set the same embedding model and "
                 "chunking (e.g. RAG_EMBEDDING__MODEL) to use it."
             )
         with self._writer_lock(lock_timeout):

@@ -3,6 +3,7 @@ and a LangChain ``BaseRetriever`` adapter so LangChain users can reuse it."""
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any, Literal
 
@@ -16,6 +17,8 @@ from rag.settings import RetrievalSettings
 from rag.types import MetaValue, SearchHit
 
 Mode = Literal["hybrid", "dense", "bm25"]
+_OVERFETCH = 1.5  # filtered dense search: fetch 1.5x the nearest chunks expected to hold n matches ...
+_OVERFETCH_MAX = 5000  # ... if that is at most this many (5,000 ids: ~25 ms at 115k chunks)
 
 
 def parse_where(pairs: list[str] | tuple[str, ...]) -> dict[str, MetaValue]:
@@ -54,6 +57,37 @@ class Retriever:
                 self._opened = True
         return self.index
 
+    def _dense(self, vector: list[float], n: int, where: dict[str, MetaValue] | None) -> list[RawHit]:
+        """The ``n`` nearest chunks matching ``where``.
+
+        Chroma's filtered query took 70-150 ms at 115k chunks whatever the filter, while an unfiltered
+        query for ids and distances only takes 2-17 ms for 50-3,000 results. So when BM25's metadata
+        says enough chunks match, take the nearest ``fetch`` unfiltered, keep the matching ones, and
+        read the metadata of the ``n`` kept, fetching up to 4x more while too few match (a query far
+        from the filtered set meets few of its chunks). That is exact: if ``n`` matching chunks are
+        among the nearest ``fetch``, no matching chunk outside them can rank higher. Otherwise (a rare
+        value, or too few found within 5,000) ask Chroma to filter.
+        """
+        if where:
+            with self._lock:
+                store = self.index.bm25
+                keep = store.mask(where) > 0
+                rows = store.rows()
+            matching, total = int(keep.sum()), len(keep)
+            if matching:
+                fetch = min(total, n + math.ceil(_OVERFETCH * n * total / matching))
+                while fetch <= _OVERFETCH_MAX:
+                    near = self.index.nearest(vector, fetch)
+                    picked = [(cid, s) for cid, s in near if cid in rows and keep[rows[cid]]][:n]
+                    if len(picked) >= min(n, matching) or len(near) < fetch:
+                        found = self.index.get_chunks([cid for cid, _s in picked])
+                        return [RawHit(cid, s, found[cid].metadata) for cid, s in picked if cid in found]
+                    if fetch >= min(total, _OVERFETCH_MAX):
+                        break
+                    # Matches are not spread evenly: a query far from the filtered set meets few of them.
+                    fetch = min(total, _OVERFETCH_MAX, fetch * 4)
+        return self.index.dense_search(vector, n, where)
+
     def search(
         self,
         query: str,
@@ -67,7 +101,7 @@ class Retriever:
         n = max(self.settings.candidates, 3 * k)
         dense: list[RawHit] = []
         if mode in ("hybrid", "dense"):
-            dense = self.index.dense_search(self.index.embeddings.embed_query(query), n, where)
+            dense = self._dense(self.index.embeddings.embed_query(query), n, where)
         sparse: list[tuple[str, float]] = []
         if mode in ("hybrid", "bm25"):
             with self._lock:

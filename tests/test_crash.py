@@ -151,7 +151,10 @@ def test_a_paper_left_incomplete_is_repaired(tmp_path: Path) -> None:
     col = assistant.index.collection
     ids = col.get(where={"_paper_id": "long"})["ids"]
     assert len(ids) >= 3
-    col.delete(ids=[ids[-1]])  # what a kill between two batches leaves behind
+    # What a kill between two batches leaves behind: a new generation (set before any write) and a
+    # paper missing its last chunk. The generation tells the next ingest not to trust BM25's manifest.
+    col.modify(metadata=dict(col.metadata) | {"generation": "killed-mid-ingest"})
+    col.delete(ids=[ids[-1]])
 
     report = assistant.ingest([corpus])
     assert report.repaired == ["long"] and report.unchanged == 1 and report.embedded == 0

@@ -206,3 +206,25 @@ def test_several_processes_write_one_cache(tmp_path: Path) -> None:
     ]
     assert [w.wait(timeout=60) for w in writers] == [0, 0]
     assert EmbeddingCache(path).count() == 2 * 10 * 50
+
+
+def test_cache_written_by_an_earlier_version_is_moved_over(tmp_path: Path) -> None:
+    """Caches before the rowid table kept vectors in a WITHOUT ROWID table `embeddings`; they still hit."""
+    import hashlib
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    vector = np.arange(4, dtype="<f4")
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE embeddings (model TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,"
+            " PRIMARY KEY (model, text_sha256)) WITHOUT ROWID"
+        )
+        conn.execute("INSERT INTO embeddings VALUES (?, ?, ?)", ("m", hashlib.sha256(b"old text").hexdigest(), vector.tobytes()))
+    cache = EmbeddingCache(path)
+    got = cache.get_many("m", ["old text", "new text"])
+    assert got[1] is None and np.array_equal(got[0], vector)
+    assert cache.count() == 1
+    with sqlite3.connect(path) as conn:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"vectors"}

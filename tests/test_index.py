@@ -149,3 +149,59 @@ def test_stored_metadata_rebuilds_exactly_the_indexed_text(seed_corpus: Path) ->
             assert document_of(chunk_metadata(paper, chunk, len(chunks))) == index_text(paper, chunk)
             n += 1
     assert n > len(papers)
+
+
+def test_internal_fields_are_packed_into_one_metadata_key(make_assistant: Callable[..., Any], backend: str) -> None:
+    a = make_assistant()
+    a.ingest_papers(_papers())
+    stored = a.index.collection.get(ids=["p3#0"], include=["metadatas"])["metadatas"][0]
+    # Filterable keys stay separate (Chroma filters on them); the rest is one JSON string.
+    assert set(stored) == {"_paper_id", "_p", "venue", "year", "track"}
+    assert json.loads(stored["_p"])["_abstract"] == _papers()[2].abstract
+    hit = a.search("thermal conductivity of graphene", k=1, where={"track": "datasets"})[0]
+    assert hit.paper_id == "p3" and hit.abstract == _papers()[2].abstract and hit.metadata["track"] == "datasets"
+
+
+def test_index_written_with_unpacked_metadata_still_reads(make_assistant: Callable[..., Any]) -> None:
+    """Indexes built before packing hold every internal key separately; they search and re-ingest as before."""
+    from rag.index import chunk_metadata
+    from rag.chunking import chunk_paper
+
+    a = make_assistant()
+    papers = _papers()
+    col = a.index.collection
+    for p in papers:
+        chunks = chunk_paper(p, **a.settings.chunking.model_dump())
+        col.upsert(
+            ids=[c.chunk_id for c in chunks],
+            embeddings=a.embeddings.embed_documents([a.index.index_texts([p])[c.index] for c in chunks]),
+            metadatas=[chunk_metadata(p, c, len(chunks)) for c in chunks],
+        )
+    col.modify(metadata=dict(col.metadata) | {"generation": "written-by-an-older-version"})
+    hit = a.search("zebras from drones", k=1)[0]
+    assert hit.paper_id == "p1" and hit.title == "Zebra counting from drones" and hit.text.startswith("We count zebras")
+    again = a.ingest_papers(papers)
+    assert again.unchanged == 3 and again.embedded == 0
+
+
+def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: Callable[..., Any], seed_corpus: Path) -> None:
+    a = make_assistant()
+    a.ingest([seed_corpus])
+    reads: list[int] = []
+    original = a.index._iter_all
+
+    def counting() -> Any:
+        reads.append(1)
+        return original()
+
+    a.index._iter_all = counting  # type: ignore[method-assign]
+    again = a.ingest([seed_corpus])
+    assert again.unchanged == 19 and reads == []  # BM25's manifest said what is indexed
+
+    # Once the collection changes under it (another writer, a killed ingest), the manifest is not trusted.
+    col = a.index.collection
+    col.modify(metadata=dict(col.metadata) | {"generation": "changed-elsewhere"})
+    col.delete(ids=[col.get(limit=1)["ids"][0]])
+    third = a.ingest([seed_corpus])
+    assert reads and third.unchanged == 18
+    assert len(third.added) + len(third.repaired) == 1  # the paper that lost a chunk, written again

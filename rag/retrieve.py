@@ -18,7 +18,8 @@ from rag.types import MetaValue, SearchHit
 
 Mode = Literal["hybrid", "dense", "bm25"]
 _OVERFETCH = 1.5  # filtered dense search: fetch 1.5x the nearest chunks expected to hold n matches ...
-_OVERFETCH_MAX = 5000  # ... if that is at most this many (5,000 ids: ~25 ms at 115k chunks)
+_OVERFETCH_FIRST = 1000  # ... if that is at most this many (the filter keeps >= ~8 % of chunks): 1,000 ids ~9 ms
+_OVERFETCH_MAX = 5000  # ... and up to this many while too few match (5,000 ids: ~30 ms at 115k chunks)
 
 
 def parse_where(pairs: list[str] | tuple[str, ...]) -> dict[str, MetaValue]:
@@ -65,8 +66,9 @@ class Retriever:
         says enough chunks match, take the nearest ``fetch`` unfiltered, keep the matching ones, and
         read the metadata of the ``n`` kept, fetching up to 4x more while too few match (a query far
         from the filtered set meets few of its chunks). That is exact: if ``n`` matching chunks are
-        among the nearest ``fetch``, no matching chunk outside them can rank higher. Otherwise (a rare
-        value, or too few found within 5,000) ask Chroma to filter.
+        among the nearest ``fetch``, no matching chunk outside them can rank higher. Otherwise (a filter
+        keeping under ~8 % of chunks, or too few found within 5,000) ask Chroma to filter: over-fetching
+        for a 2 % filter at 13k chunks took 60 ms where Chroma took 25.
         """
         if where:
             with self._lock:
@@ -74,9 +76,10 @@ class Retriever:
                 keep = store.mask(where) > 0
                 rows = store.rows()
             matching, total = int(keep.sum()), len(keep)
+            near: list[tuple[str, float]] = []
             if matching:
                 fetch = min(total, n + math.ceil(_OVERFETCH * n * total / matching))
-                while fetch <= _OVERFETCH_MAX:
+                while fetch <= (_OVERFETCH_FIRST if not near else _OVERFETCH_MAX):
                     near = self.index.nearest(vector, fetch)
                     picked = [(cid, s) for cid, s in near if cid in rows and keep[rows[cid]]][:n]
                     if len(picked) >= min(n, matching) or len(near) < fetch:

@@ -329,16 +329,24 @@ class EmbeddingCache:
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable enough for a cache
             # A rowid table (vectors stored apart from the key index): inserting 115k vectors took
             # 5 s, against 17 s for the WITHOUT ROWID table used before, whose B-tree held the blobs.
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS vectors ("
-                " model TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,"
-                " PRIMARY KEY (model, text_sha256))"
-            )
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'").fetchone():
-                conn.execute("INSERT OR IGNORE INTO vectors SELECT model, text_sha256, vector FROM embeddings")
-                conn.execute("DROP TABLE embeddings")  # a cache written by an earlier version, moved over once
-            conn.commit()
+            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "vectors" not in tables or "embeddings" in tables:  # else nothing to write: a read-only cache opens
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS vectors ("
+                        " model TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,"
+                        " PRIMARY KEY (model, text_sha256))"
+                    )
+                    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'").fetchone():
+                        # a cache written by an earlier version, moved over once
+                        conn.execute("INSERT OR IGNORE INTO vectors SELECT model, text_sha256, vector FROM embeddings")
+                        conn.execute("DROP TABLE embeddings")
+                    conn.commit()
+                except sqlite3.Error:
+                    conn.rollback()
+                    conn.close()
+                    raise
         except sqlite3.Error as e:
             raise ConfigError(f"Cannot open the embedding cache {self.path}: {e}") from e
         self._conn, self._pid = conn, os.getpid()

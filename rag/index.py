@@ -17,6 +17,7 @@ import json
 import re
 import shutil
 import sys
+import threading
 import time
 import uuid
 import zipfile
@@ -128,6 +129,7 @@ class BM25Store:
         self._vocab: set[str] = set()
         self._columns: dict[str, tuple[dict[Any, int], np.ndarray]] = {}  # metadata key -> value codes, code per chunk
         self._rows: dict[str, int] | None = None
+        self._types: dict[str, set[type]] = {}  # metadata key -> types of its values (see exact_mask)
 
     def tokenize(self, text: str) -> list[str]:
         """Lower-cased words minus English stopwords, Porter-stemmed.
@@ -148,7 +150,7 @@ class BM25Store:
     ) -> None:
         """Index ``texts``; ``papers`` is the manifest: paper id -> (hashes, announced chunk counts) on its chunks."""
         self.ids, self.meta, self.generation, self.papers = ids, meta, generation, papers
-        self._columns, self._rows = {}, None
+        self._columns, self._rows, self._types = {}, None, {}
         if ids:
             bm = bm25s.BM25()
             bm.index([self.tokenize(t) or ["_empty_"] for t in texts], show_progress=False)
@@ -178,7 +180,7 @@ class BM25Store:
             data = json.loads((self.dir / "chunks.json").read_text())
             self.ids, self.meta, self.generation = data["ids"], data["meta"], data["generation"]
             self.papers = data["papers"]  # absent in stores saved before the manifest: rebuilt once
-            self._columns, self._rows = {}, None
+            self._columns, self._rows, self._types = {}, None, {}
             self._bm25 = bm25s.BM25.load(str(self.dir / "bm25"), show_progress=False) if self.ids else None
             self._vocab = set(self._bm25.vocab_dict) if self._bm25 is not None else set()
             return True
@@ -212,6 +214,23 @@ class BM25Store:
             codes, column = self._columns[key]
             keep &= column == codes.get(value, -1)  # equal numbers hash equal: 2018 finds 2018.0, as == does
         return keep.astype(np.float32)
+
+    def share_stems(self, other: BM25Store) -> None:
+        """Reuse another store's memoised stems (a rebuild then stems only words it has not seen)."""
+        self._stems = other._stems
+
+    def exact_mask(self, where: dict[str, Any]) -> np.ndarray | None:
+        """Boolean :meth:`mask` where it is sure to agree with Chroma's ``where`` (equality, same type),
+        else None: a non-scalar filter, or a column whose values are not all of the filter value's type
+        (:meth:`mask` lets 2018 match 2018.0 and True match 1; Chroma does not)."""
+        for key, value in where.items():
+            if type(value) not in (str, int, float, bool):
+                return None
+            if key not in self._types:
+                self._types[key] = {type(m[key]) for m in self.meta if m.get(key) is not None}
+            if self._types[key] - {type(value)}:
+                return None
+        return self.mask(where) > 0
 
     def rows(self) -> dict[str, int]:
         """Chunk id -> its position in :attr:`ids` (and in every :meth:`mask`)."""
@@ -254,6 +273,7 @@ class PaperIndex:
         self._collection: Any = None
         self._bm25: BM25Store | None = None
         self._dimension: int | None = getattr(embeddings, "dimension", None)
+        self._writer_thread: int | None = None  # the thread holding the writer lock, if this process holds it
 
     # ---------------------------------------------------------------- connection
     @property
@@ -368,39 +388,59 @@ class PaperIndex:
         gen = (self.collection.metadata or {}).get("generation")
         if self._bm25 is None or self._bm25.generation != gen:
             store = BM25Store(self._bm25_dir())  # another process may have saved the current one
-            self._bm25 = store if store.load() else self._bm25
-            if store.generation != gen:
-                self._rebuild_bm25(gen)
+            if store.load() and store.generation == gen:
+                self._bm25 = store
+            else:
+                self._reader_rebuild()
         return self._bm25
 
-    def _rebuild_bm25(self, generation: str | None) -> None:
+    def _reader_rebuild(self) -> BM25Store:
+        """Rebuild BM25 from Chroma for a reader; saved only while holding the writer lock.
+
+        A reader that saved whatever it read while an ingest was writing would leave a snapshot,
+        tagged with the current generation, of a half-written index, and the next ingest trusts the
+        manifest of a snapshot with the current generation. So it saves only if no ingest is running
+        (it takes the writer lock for the rebuild) and otherwise keeps the rebuilt store in memory.
+        """
+        if self._writer_thread == threading.get_ident():  # the ingest itself, which holds the lock
+            return self._rebuild_bm25((self.collection.metadata or {}).get("generation"))
+        lock = FileLock(str(self._lock_path()))
+        try:
+            lock.acquire(timeout=0)
+        except (Timeout, OSError):
+            return self._rebuild_bm25((self.collection.metadata or {}).get("generation"), save=False)
+        try:
+            self._collection = None  # the generation as it is now that no one can write
+            return self._rebuild_bm25((self.collection.metadata or {}).get("generation"))
+        finally:
+            lock.release()
+
+    def _rebuild_bm25(self, generation: str | None, *, save: bool = True) -> BM25Store:
         """BM25 (and its manifest) from every chunk in Chroma."""
         ids: list[str] = []
         texts: list[str] = []
         meta: list[dict[str, Any]] = []
+        states: dict[str, tuple[list[str], list[int]]] = {}
         for cid, m in self._iter_all():
             ids.append(cid)
             texts.append(document_of(m))
-            meta.append(m)
-        self._build_bm25(generation, (ids, texts, meta))
+            meta.append(filterable_metadata(m))
+            note_paper_state(states, m)
+        return self._build_bm25(generation, ids, texts, meta, states, save=save)
 
-    def _build_bm25(self, generation: str | None, chunks: tuple[list[str], list[str], list[dict[str, Any]]]) -> None:
-        """BM25 over ``(ids, texts, full metadata)``; keeps only the filterable metadata, plus the manifest."""
-        ids, texts, full = chunks
-        states: dict[str, tuple[list[str], list[int]]] = {}
-        meta = []
-        for m in full:
-            hashes, counts = states.setdefault(str(m.get("_paper_id")), ([], []))
-            if str(m.get("_hash")) not in hashes:
-                hashes.append(str(m.get("_hash")))
-            if int(m.get("_nchunks", -1)) not in counts:
-                counts.append(int(m.get("_nchunks", -1)))
-            meta.append({k: v for k, v in m.items() if not k.startswith("_")})
-        full.clear()
-        store = self._bm25 or BM25Store(self._bm25_dir())
+    def _build_bm25(
+        self, generation: str | None, ids: list[str], texts: list[str], meta: list[dict[str, Any]],
+        states: dict[str, tuple[list[str], list[int]]], *, save: bool = True,
+    ) -> BM25Store:
+        """A new BM25 store, swapped in whole: searches running on the old one finish undisturbed."""
+        store = BM25Store(self._bm25_dir())
+        if self._bm25 is not None:
+            store.share_stems(self._bm25)
         store.build(ids, texts, meta, generation or "", papers=states)
-        store.save()
+        if save:
+            store.save()
         self._bm25 = store
+        return store
 
     def _iter_all(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every chunk (id, metadata), paged so 100k chunks don't load at once."""
@@ -459,18 +499,30 @@ class PaperIndex:
         with self._writer_lock(lock_timeout):
             return self._ingest_locked(papers, prune=prune, progress=progress)
 
+    def _max_batch(self) -> int:
+        """Most records Chroma takes in one write (a server may be configured lower than ours)."""
+        try:
+            return max(1, int(self.client.get_max_batch_size()))
+        except Exception:  # an older server without the endpoint: ours is well under its default
+            return _WRITE_BATCH
+
+    def _lock_path(self) -> Path:
+        return self.data_dir / f".ingest-{self.settings.collection}.lock"
+
     @contextmanager
     def _writer_lock(self, timeout: float) -> Iterator[None]:
         """One writer per collection (ingest, import) on this machine; a killed holder releases it."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.data_dir / f".ingest-{self.settings.collection}.lock"))
+        lock = FileLock(str(self._lock_path()))
         try:
             lock.acquire(timeout=timeout)
         except Timeout as e:
             raise IngestError(f"Another ingest holds {lock.lock_file}; wait for it to finish (waited {timeout:.0f} s).") from e
+        self._writer_thread = threading.get_ident()
         try:
             yield
         finally:
+            self._writer_thread = None
             lock.release()
 
     def _ingest_locked(
@@ -479,9 +531,15 @@ class PaperIndex:
         report = IngestReport(papers_seen=len(papers))
         self._collection = None  # another process may have written since we last looked
         col = self.collection
-        # What is indexed now, from BM25's manifest (read from Chroma only when BM25 is out of sync).
-        existing = self.bm25.paper_states()
-        fresh = not existing
+        # What is indexed now, from BM25's manifest (read from Chroma only when BM25 is out of sync,
+        # or holds another number of chunks than Chroma: someone changed Chroma behind our back).
+        store = self.bm25
+        with self._chroma("counting chunks"):
+            n_chunks = int(col.count())
+        if len(store.ids) != n_chunks:
+            store = self._rebuild_bm25((col.metadata or {}).get("generation"))
+        existing = store.paper_states()
+        fresh = n_chunks == 0
 
         to_write: list[Paper] = []
         stale_chunks: list[str] = []
@@ -526,20 +584,26 @@ class PaperIndex:
         total = len(rows)
         computed_before = getattr(self.embeddings, "computed", None)
         # On a first ingest BM25 is built from the texts in hand, not read back from Chroma.
-        kept: tuple[list[str], list[str], list[dict[str, Any]]] = ([], [], [])
+        kept_ids: list[str] = []
+        kept_texts: list[str] = []
+        kept_meta: list[dict[str, Any]] = []
+        kept_states: dict[str, tuple[list[str], list[int]]] = {}
+        max_batch = min(_WRITE_BATCH, self._max_batch())
         pending: list[tuple[str, Any, dict[str, Any]]] = []
         last_flush = time.monotonic()
 
         def flush() -> None:
             nonlocal last_flush
-            with self._chroma("writing chunks"):
-                col.upsert(
-                    ids=[cid for cid, _v, _m in pending],
-                    # No `documents`: Chroma's full-text index on them made writes ~3x slower, and the
-                    # text is rebuilt from the metadata (abstract + offsets + title) when BM25 needs it.
-                    embeddings=np.asarray([v for _c, v, _m in pending], dtype=np.float32),
-                    metadatas=[pack_metadata(m) for _c, _v, m in pending],
-                )
+            for i in range(0, len(pending), max_batch):
+                part = pending[i : i + max_batch]
+                with self._chroma("writing chunks"):
+                    col.upsert(
+                        ids=[cid for cid, _v, _m in part],
+                        # No `documents`: Chroma's full-text index on them made writes ~3x slower, and the
+                        # text is rebuilt from the metadata (abstract + offsets + title) when BM25 needs it.
+                        embeddings=np.asarray([v for _c, v, _m in part], dtype=np.float32),
+                        metadatas=[pack_metadata(m) for _c, _v, m in part],
+                    )
             report.chunks_written += len(pending)
             pending.clear()
             last_flush = time.monotonic()
@@ -552,16 +616,19 @@ class PaperIndex:
             try:
                 vectors = self.embeddings.embed_documents(texts)
             except Exception as e:  # a remote embeddings endpoint can fail in many ways
-                if pending:
+                if pending:  # keep what was embedded: the rerun finds those chunks written
                     flush()
-                raise BackendError(f"Embedding failed after {i} of {total} chunks; nothing was lost, rerun the ingest to continue. {e}") from e
-            for (p, c, n), text, vector in zip(batch, texts, vectors):
+                raise BackendError(f"Embedding failed after {i} of {total} chunks; rerun the ingest to continue. {e}") from e
+            if len(vectors) != len(texts):
+                raise BackendError(f"The embedder returned {len(vectors)} vectors for {len(texts)} texts; rerun the ingest to continue.")
+            for (p, c, n), text, vector in zip(batch, texts, vectors, strict=True):
                 meta = chunk_metadata(p, c, n)
                 pending.append((c.chunk_id, vector, meta))
                 if fresh:
-                    kept[0].append(c.chunk_id)
-                    kept[1].append(text)
-                    kept[2].append(meta)
+                    kept_ids.append(c.chunk_id)
+                    kept_texts.append(text)
+                    kept_meta.append(filterable_metadata(meta))
+                    note_paper_state(kept_states, meta)
             # Few large writes are cheaper than many small ones, but a slow embedder still shows progress.
             if len(pending) >= _WRITE_BATCH or time.monotonic() - last_flush >= 1.0 or i + _BATCH >= total:
                 flush()
@@ -570,7 +637,7 @@ class PaperIndex:
         self._collection = None  # re-read metadata (generation) next time
         del rows, existing  # free the chunk list before BM25 holds every chunk's tokens
         if fresh:
-            self._build_bm25(generation, kept)
+            self._build_bm25(generation, kept_ids, kept_texts, kept_meta, kept_states)
         else:
             self._rebuild_bm25(generation)
         return report
@@ -759,6 +826,20 @@ def chunk_metadata(paper: Paper, chunk: Chunk, n_chunks: int) -> dict[str, MetaV
     return meta
 
 
+def filterable_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """The corpus' own keys of a chunk's metadata: what BM25 keeps for filters."""
+    return {k: v for k, v in meta.items() if not k.startswith("_")}
+
+
+def note_paper_state(states: dict[str, tuple[list[str], list[int]]], meta: dict[str, Any]) -> None:
+    """Add one chunk to the manifest: its paper's hashes and announced chunk counts."""
+    hashes, counts = states.setdefault(str(meta.get("_paper_id")), ([], []))
+    if str(meta.get("_hash")) not in hashes:
+        hashes.append(str(meta.get("_hash")))
+    if int(meta.get("_nchunks", -1)) not in counts:
+        counts.append(int(meta.get("_nchunks", -1)))
+
+
 def pack_metadata(meta: dict[str, Any]) -> dict[str, Any]:
     """What Chroma stores for a chunk: the corpus' own keys (filterable) and ``_paper_id`` as they are,
     every other internal field in one JSON string under ``_p``.
@@ -776,7 +857,12 @@ def unpack_metadata(meta: dict[str, Any] | None) -> dict[str, Any]:
     out = dict(meta or {})
     packed = out.pop(_PACKED, None)
     if isinstance(packed, str):
-        out.update(json.loads(packed))
+        try:
+            out.update(json.loads(packed))
+        except ValueError as e:
+            raise IndexCorruptError(
+                f"Chunk {out.get('_paper_id')!r} has damaged metadata in the index ({e}); rebuild it with `rag ingest --rebuild PATH...`."
+            ) from e
     return out
 
 

@@ -7,6 +7,7 @@ import math
 import threading
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
@@ -29,11 +30,17 @@ def parse_where(pairs: list[str] | tuple[str, ...]) -> dict[str, MetaValue]:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"Filter {pair!r} is not key=value")
+        if key.strip().startswith("_"):
+            raise ValueError(f"Filter {pair!r}: keys starting with '_' are internal; filter on the corpus' own fields (venue, year, ...)")
         v: MetaValue = value.strip()
         if isinstance(v, str) and v.lstrip("-").isdigit():
             v = int(v)
         where[key.strip()] = v
     return where
+
+
+def _matches(meta: dict[str, Any], where: dict[str, MetaValue]) -> bool:
+    return all(type(meta.get(k)) is type(v) and meta.get(k) == v for k, v in where.items())
 
 
 class Retriever:
@@ -73,8 +80,9 @@ class Retriever:
         if where:
             with self._lock:
                 store = self.index.bm25
-                keep = store.mask(where) > 0
+                exact = store.exact_mask(where)
                 rows = store.rows()
+            keep = exact if exact is not None else np.zeros(0, dtype=bool)
             matching, total = int(keep.sum()), len(keep)
             near: list[tuple[str, float]] = []
             if matching:
@@ -84,7 +92,11 @@ class Retriever:
                     picked = [(cid, s) for cid, s in near if cid in rows and keep[rows[cid]]][:n]
                     if len(picked) >= min(n, matching) or len(near) < fetch:
                         found = self.index.get_chunks([cid for cid, _s in picked])
-                        return [RawHit(cid, s, found[cid].metadata) for cid, s in picked if cid in found]
+                        hits = [RawHit(cid, s, found[cid].metadata) for cid, s in picked if cid in found]
+                        # BM25's copy of the metadata can lag Chroma (another writer): trust only live matches.
+                        if len(hits) == len(picked) and all(_matches(h.metadata, where) for h in hits):
+                            return hits
+                        break
                     if fetch >= min(total, _OVERFETCH_MAX):
                         break
                     # Matches are not spread evenly: a query far from the filtered set meets few of them.

@@ -151,9 +151,8 @@ def test_a_paper_left_incomplete_is_repaired(tmp_path: Path) -> None:
     col = assistant.index.collection
     ids = col.get(where={"_paper_id": "long"})["ids"]
     assert len(ids) >= 3
-    # What a kill between two batches leaves behind: a new generation (set before any write) and a
-    # paper missing its last chunk. The generation tells the next ingest not to trust BM25's manifest.
-    col.modify(metadata=dict(col.metadata) | {"generation": "killed-mid-ingest"})
+    # A paper missing its last chunk, the generation untouched: BM25's manifest (3 chunks) then
+    # disagrees with Chroma's count, so the next ingest reads Chroma instead of trusting it.
     col.delete(ids=[ids[-1]])
 
     report = assistant.ingest([corpus])

@@ -205,3 +205,51 @@ def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: C
     third = a.ingest([seed_corpus])
     assert reads and third.unchanged == 18
     assert len(third.added) + len(third.repaired) == 1  # the paper that lost a chunk, written again
+
+
+def test_a_partial_bm25_snapshot_under_the_current_generation_is_not_trusted(make_assistant: Callable[..., Any]) -> None:
+    """A snapshot holding fewer chunks than Chroma (taken half-way through a write) is detected by count."""
+    from rag.assistant import Assistant
+    from rag.index import filterable_metadata, note_paper_state
+
+    a = make_assistant()
+    a.ingest_papers(_papers())
+    index = a.index
+    cid, meta = next(iter(index._iter_all()))
+    states: dict[str, Any] = {}
+    note_paper_state(states, meta)
+    generation = index.collection.metadata["generation"]
+    index._build_bm25(generation, [cid], ["partial"], [filterable_metadata(meta)], states)  # saved, trusted generation
+
+    b = Assistant(a.settings, embeddings=a.embeddings)  # a new process: loads the snapshot from disk
+    assert len(b.index.bm25.ids) == 1
+    new = Paper(paper_id="p4", title="Penguin gait", abstract="We film penguins walking on ice.")
+    report = b.ingest_papers([*_papers(), new])
+    assert report.unchanged == 3 and report.added == ["p4"] and report.embedded == 1
+    assert sorted(b.index.bm25.ids) == sorted(cid for cid, _m in b.index._iter_all())
+    assert b.search("penguins walking", k=1, mode="bm25")[0].paper_id == "p4"
+    assert b.search("zebras drone video", k=1, mode="bm25")[0].paper_id == "p1"
+
+
+def test_a_reader_saves_no_bm25_while_an_ingest_holds_the_writer_lock(make_assistant: Callable[..., Any]) -> None:
+    import shutil
+
+    from filelock import FileLock
+
+    from rag.assistant import Assistant
+
+    a = make_assistant()
+    a.ingest_papers(_papers())
+    bm25_dir = a.index._bm25_dir()
+    shutil.rmtree(bm25_dir)
+    lock = FileLock(str(a.index._lock_path()))
+    lock.acquire(timeout=5)  # as another process's ingest would
+    try:
+        reader = Assistant(a.settings, embeddings=a.embeddings)
+        assert reader.search("zebras drone video", k=1)[0].paper_id == "p1"  # BM25 rebuilt in memory
+        assert not bm25_dir.exists()  # ... and not saved: Chroma may be half-written
+    finally:
+        lock.release()
+    later = Assistant(a.settings, embeddings=a.embeddings)
+    assert later.search("zebras drone video", k=1)[0].paper_id == "p1"
+    assert (bm25_dir / "chunks.json").exists()  # no writer now: the rebuilt store is kept

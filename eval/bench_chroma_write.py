@@ -1,0 +1,115 @@
+"""What Chroma writes cost on this machine, beside the embedder: the floor under any ingest.
+
+    .venv/bin/python -m eval.bench_chroma_write [--n 10000] [--model wordllama-l2-supercat-256]
+
+Takes the first N abstracts of the scale corpus (shuffled as eval/bench_scale does), chunks them as
+our ingest does, embeds the chunks once (timed: the raw embedder, E), then writes the same vectors to
+fresh local Chroma collections in several layouts (each timed, W):
+
+* vectors only, no metadata: the floor of any Chroma-backed ingest;
+* our layout: filterable keys plus the internal fields packed into one JSON key (`pack_metadata`);
+* the layout before packing: every internal field its own key;
+* the naive baseline's layout: documents (Chroma's full-text index) plus venue/year/paper id,
+  written in langchain-chroma's batches.
+
+Chroma's Python binding holds the GIL while it writes (a thread embedding meanwhile made no
+progress), so an ingest in one process takes at least E + W_floor. From that it prints the best
+ratios any Chroma-backed ingest could reach against the raw embedder and against the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from eval.bench_scale import DATA, load_records, write_jsonl
+
+
+def _write(path: Path, ids: list[str], vectors: Any, metas: list[dict[str, Any]] | None, docs: list[str] | None, batch: int) -> float:
+    import chromadb
+
+    client = chromadb.PersistentClient(str(path))
+    col = client.create_collection("bench", configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
+    t0 = time.perf_counter()
+    for i in range(0, len(ids), batch):
+        col.upsert(
+            ids=ids[i : i + batch],
+            embeddings=vectors[i : i + batch],
+            metadatas=metas[i : i + batch] if metas else None,
+            documents=docs[i : i + batch] if docs else None,
+        )
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--model", default="wordllama-l2-supercat-256")
+    ap.add_argument("--data", type=Path, default=DATA)
+    args = ap.parse_args(argv)
+
+    import numpy as np
+
+    from rag import Assistant, get_settings, make_embeddings
+    from rag.chunking import chunk_paper
+    from rag.index import _WRITE_BATCH, chunk_metadata, index_text, pack_metadata
+
+    work = Path(tempfile.mkdtemp(prefix="rag-chroma-write-"))
+    try:
+        write_jsonl(load_records(args.data)[: args.n], work / "corpus.jsonl")
+        a = Assistant(get_settings(data_dir=work / "x", collection="bench", embedding={"model": args.model}))
+        papers = a.read([work / "corpus.jsonl"])
+        chunking = a.settings.chunking.model_dump()
+        rows = [(p, c, len(cs)) for p in papers for cs in [chunk_paper(p, **chunking)] for c in cs]
+        texts = [index_text(p, c) for p, c, _n in rows]
+        embedder = make_embeddings(a.settings, cache=False)
+        embedder.embed_documents(texts[:8])
+        t0 = time.perf_counter()
+        vectors = np.concatenate([np.asarray(embedder.embed_documents(texts[i : i + 256]), dtype=np.float32) for i in range(0, len(texts), 256)])
+        embed_s = time.perf_counter() - t0
+
+        ids = [c.chunk_id for _p, c, _n in rows]
+        flat = [chunk_metadata(p, c, n) for p, c, n in rows]
+        packed = [pack_metadata(m) for m in flat]
+        small = [{"paper_id": p.paper_id, **({"venue": p.venue} if p.venue else {}), **({"year": p.year} if p.year else {})} for p, _c, _n in rows]
+        from langchain_chroma import Chroma
+
+        lc_batch = Chroma(collection_name="probe", persist_directory=str(work / "probe"))._client.get_max_batch_size()
+        variants = [
+            ("vectors only (floor)", None, None, 256),
+            ("vectors only (floor)", None, None, _WRITE_BATCH),
+            ("ours: packed metadata", packed, None, _WRITE_BATCH),
+            ("before: one key per internal field", flat, None, 256),
+            ("baseline layout: documents + venue/year", small, texts, lc_batch),
+        ]
+        results = []
+        for k, (name, metas, docs, batch) in enumerate(variants):
+            seconds = _write(work / f"c{k}", ids, vectors, metas, docs, batch)
+            results.append((name, batch, seconds))
+            print(f"{name}, batch {batch}: {seconds:.1f} s", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    n_chunks = len(ids)
+    floor = min(s for name, _b, s in results if name.startswith("vectors only"))
+    ours = next(s for name, _b, s in results if name.startswith("ours"))
+    base = next(s for name, _b, s in results if name.startswith("baseline"))
+    print(f"N = {args.n} abstracts, {n_chunks} chunks, `{args.model}`, {vectors.shape[1]}-d\n")
+    print("| step | seconds | chunks/s |\n|---|---|---|")
+    print(f"| raw embedder (E) | {embed_s:.1f} | {n_chunks / embed_s:.0f} |")
+    for name, batch, seconds in results:
+        print(f"| Chroma write, {name}, batch {batch} | {seconds:.1f} | {n_chunks / seconds:.0f} |")
+    print()
+    print(f"Best possible ingest / raw embedder, one process: E / (E + W_floor) = {embed_s / (embed_s + floor):.2f}")
+    print(f"With our metadata: E / (E + W_ours) = {embed_s / (embed_s + ours):.2f}")
+    print(f"Best possible ingest / baseline (E + W_baseline) / (E + W_floor) = {(embed_s + base) / (embed_s + floor):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,7 +7,7 @@ our ingest does, embeds the chunks once (timed: the raw embedder, E), then write
 fresh local Chroma collections in several layouts (each timed, W):
 
 * vectors only, no metadata: the floor of any Chroma-backed ingest;
-* our layout: filterable keys plus the internal fields packed into one JSON key (`pack_metadata`);
+* our layout: filterable keys plus the internal fields packed into one JSON key (`PaperIndex.chunk_records`);
 * the layout before packing: every internal field its own key;
 * the naive baseline's layout: documents (Chroma's full-text index) plus venue/year/paper id,
   written in langchain-chroma's batches.
@@ -56,34 +56,32 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from rag import Assistant, get_settings, make_embeddings
-    from rag.chunking import chunk_paper
-    from rag.index import _WRITE_BATCH, chunk_metadata, index_text, pack_metadata
 
     work = Path(tempfile.mkdtemp(prefix="rag-chroma-write-"))
     try:
         write_jsonl(load_records(args.data)[: args.n], work / "corpus.jsonl")
         a = Assistant(get_settings(data_dir=work / "x", collection="bench", embedding={"model": args.model}))
-        papers = a.read([work / "corpus.jsonl"])
-        chunking = a.settings.chunking.model_dump()
-        rows = [(p, c, len(cs)) for p in papers for cs in [chunk_paper(p, **chunking)] for c in cs]
-        texts = [index_text(p, c) for p, c, _n in rows]
+        papers = {p.paper_id: p for p in a.read([work / "corpus.jsonl"])}
+        records = a.index.chunk_records(list(papers.values()))
+        texts = [text for _id, text, _m, _s in records]
+        write_batch = a.index.WRITE_BATCH
         embedder = make_embeddings(a.settings, cache=False)
         embedder.embed_documents(texts[:8])
         t0 = time.perf_counter()
         vectors = np.concatenate([np.asarray(embedder.embed_documents(texts[i : i + 256]), dtype=np.float32) for i in range(0, len(texts), 256)])
         embed_s = time.perf_counter() - t0
 
-        ids = [c.chunk_id for _p, c, _n in rows]
-        flat = [chunk_metadata(p, c, n) for p, c, n in rows]
-        packed = [pack_metadata(m) for m in flat]
-        small = [{"paper_id": p.paper_id, **({"venue": p.venue} if p.venue else {}), **({"year": p.year} if p.year else {})} for p, _c, _n in rows]
+        ids = [cid for cid, _t, _m, _s in records]
+        flat = [meta for _c, _t, meta, _s in records]
+        packed = [stored for _c, _t, _m, stored in records]
+        small = [{"paper_id": m["_paper_id"], **{k: m[k] for k in ("venue", "year") if m.get(k) is not None}} for m in flat]
         from langchain_chroma import Chroma
 
         lc_batch = Chroma(collection_name="probe", persist_directory=str(work / "probe"))._client.get_max_batch_size()
         variants = [
             ("vectors only (floor)", None, None, 256),
-            ("vectors only (floor)", None, None, _WRITE_BATCH),
-            ("ours: packed metadata", packed, None, _WRITE_BATCH),
+            ("vectors only (floor)", None, None, write_batch),
+            ("ours: packed metadata", packed, None, write_batch),
             ("before: one key per internal field", flat, None, 256),
             ("baseline layout: documents + venue/year", small, texts, lc_batch),
         ]

@@ -264,6 +264,8 @@ def to_chroma_where(where: dict[str, MetaValue] | None) -> dict[str, Any] | None
 class PaperIndex:
     """Chunks, embeddings and metadata of a corpus in one Chroma collection, with BM25 beside it."""
 
+    WRITE_BATCH = _WRITE_BATCH
+
     def __init__(self, settings: Settings, embeddings: Embeddings, *, model_name: str | None = None) -> None:
         self.settings = settings
         self.embeddings = embeddings
@@ -641,6 +643,18 @@ class PaperIndex:
         else:
             self._rebuild_bm25(generation)
         return report
+
+    def chunk_records(self, papers: Sequence[Paper]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+        """(chunk id, text embedded, metadata, metadata as Chroma stores it) for every chunk of
+        ``papers``: what an ingest writes (eval/bench_chroma_write measures writing it)."""
+        chunking = self.settings.chunking.model_dump()
+        out = []
+        for p in papers:
+            chunks = chunk_paper(p, **chunking)
+            for c in chunks:
+                meta = chunk_metadata(p, c, len(chunks))
+                out.append((c.chunk_id, index_text(p, c), meta, pack_metadata(meta)))
+        return out
 
     def index_texts(self, papers: Sequence[Paper]) -> list[str]:
         """The text embedded for every chunk of ``papers``, in ingest order."""

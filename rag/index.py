@@ -104,6 +104,26 @@ class IngestReport:
 
 
 @dataclass
+class _BM25Input:
+    """What a BM25 store and its manifest are built from, one chunk at a time."""
+
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    meta: list[dict[str, Any]] = field(default_factory=list)  # the corpus' own keys only: what filters need
+    papers: dict[str, tuple[list[str], list[int]]] = field(default_factory=dict)  # id -> (hashes, chunk counts)
+
+    def add(self, chunk_id: str, text: str, meta: dict[str, Any]) -> None:
+        self.ids.append(chunk_id)
+        self.texts.append(text)
+        self.meta.append({k: v for k, v in meta.items() if not k.startswith("_")})
+        hashes, counts = self.papers.setdefault(str(meta.get("_paper_id")), ([], []))
+        if str(meta.get("_hash")) not in hashes:
+            hashes.append(str(meta.get("_hash")))
+        if int(meta.get("_nchunks", -1)) not in counts:
+            counts.append(int(meta.get("_nchunks", -1)))
+
+
+@dataclass
 class RawHit:
     chunk_id: str
     score: float
@@ -234,7 +254,7 @@ class BM25Store:
 
     def rows(self) -> dict[str, int]:
         """Chunk id -> its position in :attr:`ids` (and in every :meth:`mask`)."""
-        if self._rows is None or len(self._rows) != len(self.ids):
+        if self._rows is None:  # reset by build and load
             self._rows = {cid: i for i, cid in enumerate(self.ids)}
         return self._rows
 
@@ -385,9 +405,13 @@ class PaperIndex:
     def _bm25_dir(self) -> Path:
         return self.data_dir / "bm25" / self.settings.collection
 
+    def _generation(self) -> str | None:
+        """The collection's generation: changed before every write, so a BM25 store carrying it is in sync."""
+        return (self.collection.metadata or {}).get("generation")
+
     @property
     def bm25(self) -> BM25Store:
-        gen = (self.collection.metadata or {}).get("generation")
+        gen = self._generation()
         if self._bm25 is None or self._bm25.generation != gen:
             store = BM25Store(self._bm25_dir())  # another process may have saved the current one
             if store.load() and store.generation == gen:
@@ -405,40 +429,31 @@ class PaperIndex:
         (it takes the writer lock for the rebuild) and otherwise keeps the rebuilt store in memory.
         """
         if self._writer_thread == threading.get_ident():  # the ingest itself, which holds the lock
-            return self._rebuild_bm25((self.collection.metadata or {}).get("generation"))
+            return self._rebuild_bm25(self._generation())
         lock = FileLock(str(self._lock_path()))
         try:
             lock.acquire(timeout=0)
         except (Timeout, OSError):
-            return self._rebuild_bm25((self.collection.metadata or {}).get("generation"), save=False)
+            return self._rebuild_bm25(self._generation(), save=False)
         try:
             self._collection = None  # the generation as it is now that no one can write
-            return self._rebuild_bm25((self.collection.metadata or {}).get("generation"))
+            return self._rebuild_bm25(self._generation())
         finally:
             lock.release()
 
     def _rebuild_bm25(self, generation: str | None, *, save: bool = True) -> BM25Store:
         """BM25 (and its manifest) from every chunk in Chroma."""
-        ids: list[str] = []
-        texts: list[str] = []
-        meta: list[dict[str, Any]] = []
-        states: dict[str, tuple[list[str], list[int]]] = {}
+        chunks = _BM25Input()
         for cid, m in self._iter_all():
-            ids.append(cid)
-            texts.append(document_of(m))
-            meta.append(filterable_metadata(m))
-            note_paper_state(states, m)
-        return self._build_bm25(generation, ids, texts, meta, states, save=save)
+            chunks.add(cid, document_of(m), m)
+        return self._build_bm25(generation, chunks, save=save)
 
-    def _build_bm25(
-        self, generation: str | None, ids: list[str], texts: list[str], meta: list[dict[str, Any]],
-        states: dict[str, tuple[list[str], list[int]]], *, save: bool = True,
-    ) -> BM25Store:
+    def _build_bm25(self, generation: str | None, chunks: _BM25Input, *, save: bool = True) -> BM25Store:
         """A new BM25 store, swapped in whole: searches running on the old one finish undisturbed."""
         store = BM25Store(self._bm25_dir())
         if self._bm25 is not None:
             store.share_stems(self._bm25)
-        store.build(ids, texts, meta, generation or "", papers=states)
+        store.build(chunks.ids, chunks.texts, chunks.meta, generation or "", papers=chunks.papers)
         if save:
             store.save()
         self._bm25 = store
@@ -539,7 +554,7 @@ class PaperIndex:
         with self._chroma("counting chunks"):
             n_chunks = int(col.count())
         if len(store.ids) != n_chunks:
-            store = self._rebuild_bm25((col.metadata or {}).get("generation"))
+            store = self._rebuild_bm25(self._generation())
         existing = store.paper_states()
         fresh = n_chunks == 0
 
@@ -569,8 +584,7 @@ class PaperIndex:
                 if pid not in given:
                     report.removed.append(pid)
                     stale_chunks.extend(ids)
-        if not to_write and not stale_chunks:
-            _ = self.bm25  # make sure BM25 exists and is in sync even when nothing changed
+        if not to_write and not stale_chunks:  # BM25 was brought in sync above
             return report
 
         # Mark the index as changing before touching it: a crash from here on leaves a generation
@@ -581,15 +595,10 @@ class PaperIndex:
             for i in range(0, len(stale_chunks), 5000):
                 col.delete(ids=stale_chunks[i : i + 5000])
 
-        chunking = self.settings.chunking.model_dump()
-        rows = [(p, c, len(chunks)) for p in to_write for chunks in [chunk_paper(p, **chunking)] for c in chunks]
+        rows = self._chunk_rows(to_write)
         total = len(rows)
         computed_before = getattr(self.embeddings, "computed", None)
-        # On a first ingest BM25 is built from the texts in hand, not read back from Chroma.
-        kept_ids: list[str] = []
-        kept_texts: list[str] = []
-        kept_meta: list[dict[str, Any]] = []
-        kept_states: dict[str, tuple[list[str], list[int]]] = {}
+        kept = _BM25Input()  # on a first ingest BM25 is built from the texts in hand, not read back from Chroma
         max_batch = min(_WRITE_BATCH, self._max_batch())
         pending: list[tuple[str, Any, dict[str, Any]]] = []
         last_flush = time.monotonic()
@@ -627,10 +636,7 @@ class PaperIndex:
                 meta = chunk_metadata(p, c, n)
                 pending.append((c.chunk_id, vector, meta))
                 if fresh:
-                    kept_ids.append(c.chunk_id)
-                    kept_texts.append(text)
-                    kept_meta.append(filterable_metadata(meta))
-                    note_paper_state(kept_states, meta)
+                    kept.add(c.chunk_id, text, meta)
             # Few large writes are cheaper than many small ones, but a slow embedder still shows progress.
             if len(pending) >= _WRITE_BATCH or time.monotonic() - last_flush >= 1.0 or i + _BATCH >= total:
                 flush()
@@ -639,7 +645,7 @@ class PaperIndex:
         self._collection = None  # re-read metadata (generation) next time
         del rows, existing  # free the chunk list before BM25 holds every chunk's tokens
         if fresh:
-            self._build_bm25(generation, kept_ids, kept_texts, kept_meta, kept_states)
+            self._build_bm25(generation, kept)
         else:
             self._rebuild_bm25(generation)
         return report
@@ -647,19 +653,20 @@ class PaperIndex:
     def chunk_records(self, papers: Sequence[Paper]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
         """(chunk id, text embedded, metadata, metadata as Chroma stores it) for every chunk of
         ``papers``: what an ingest writes (eval/bench_chroma_write measures writing it)."""
+        return [
+            (c.chunk_id, index_text(p, c), meta, pack_metadata(meta))
+            for p, c, n in self._chunk_rows(papers)
+            for meta in [chunk_metadata(p, c, n)]
+        ]
+
+    def _chunk_rows(self, papers: Sequence[Paper]) -> list[tuple[Paper, Chunk, int]]:
+        """(paper, chunk, the paper's chunk count) for every chunk of ``papers``, in ingest order."""
         chunking = self.settings.chunking.model_dump()
-        out = []
-        for p in papers:
-            chunks = chunk_paper(p, **chunking)
-            for c in chunks:
-                meta = chunk_metadata(p, c, len(chunks))
-                out.append((c.chunk_id, index_text(p, c), meta, pack_metadata(meta)))
-        return out
+        return [(p, c, len(chunks)) for p in papers for chunks in [chunk_paper(p, **chunking)] for c in chunks]
 
     def index_texts(self, papers: Sequence[Paper]) -> list[str]:
         """The text embedded for every chunk of ``papers``, in ingest order."""
-        chunking = self.settings.chunking.model_dump()
-        return [index_text(p, c) for p in papers for c in chunk_paper(p, **chunking)]
+        return [index_text(p, c) for p, c, _n in self._chunk_rows(papers)]
 
     # ---------------------------------------------------------------- export / import
     def export(self, path: Path) -> dict[str, Any]:
@@ -739,7 +746,7 @@ class PaperIndex:
             if cache is not None:  # a later --rebuild or re-chunk of the same texts embeds nothing
                 cache.put_many(self.model_name, [r["document"] for r in records], matrix)
             self._collection = None
-            self._rebuild_bm25((self.collection.metadata or {}).get("generation"))
+            self._rebuild_bm25(self._generation())
         return {"chunks": len(records), "papers": len({r["metadata"]["_paper_id"] for r in records})}
 
     # ---------------------------------------------------------------- reading
@@ -838,20 +845,6 @@ def chunk_metadata(paper: Paper, chunk: Chunk, n_chunks: int) -> dict[str, MetaV
         if not key.startswith("_") and key not in meta:
             meta[key] = value
     return meta
-
-
-def filterable_metadata(meta: dict[str, Any]) -> dict[str, Any]:
-    """The corpus' own keys of a chunk's metadata: what BM25 keeps for filters."""
-    return {k: v for k, v in meta.items() if not k.startswith("_")}
-
-
-def note_paper_state(states: dict[str, tuple[list[str], list[int]]], meta: dict[str, Any]) -> None:
-    """Add one chunk to the manifest: its paper's hashes and announced chunk counts."""
-    hashes, counts = states.setdefault(str(meta.get("_paper_id")), ([], []))
-    if str(meta.get("_hash")) not in hashes:
-        hashes.append(str(meta.get("_hash")))
-    if int(meta.get("_nchunks", -1)) not in counts:
-        counts.append(int(meta.get("_nchunks", -1)))
 
 
 def pack_metadata(meta: dict[str, Any]) -> dict[str, Any]:

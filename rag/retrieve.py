@@ -80,28 +80,36 @@ class Retriever:
         if where:
             with self._lock:
                 store = self.index.bm25
-                exact = store.exact_mask(where)
+                keep = store.exact_mask(where)
                 rows = store.rows()
-            keep = exact if exact is not None else np.zeros(0, dtype=bool)
-            matching, total = int(keep.sum()), len(keep)
-            near: list[tuple[str, float]] = []
-            if matching:
-                fetch = min(total, n + math.ceil(_OVERFETCH * n * total / matching))
-                while fetch <= (_OVERFETCH_FIRST if not near else _OVERFETCH_MAX):
-                    near = self.index.nearest(vector, fetch)
-                    picked = [(cid, s) for cid, s in near if cid in rows and keep[rows[cid]]][:n]
-                    if len(picked) >= min(n, matching) or len(near) < fetch:
-                        found = self.index.get_chunks([cid for cid, _s in picked])
-                        hits = [RawHit(cid, s, found[cid].metadata) for cid, s in picked if cid in found]
-                        # BM25's copy of the metadata can lag Chroma (another writer): trust only live matches.
-                        if len(hits) == len(picked) and all(_matches(h.metadata, where) for h in hits):
-                            return hits
-                        break
-                    if fetch >= min(total, _OVERFETCH_MAX):
-                        break
-                    # Matches are not spread evenly: a query far from the filtered set meets few of them.
-                    fetch = min(total, _OVERFETCH_MAX, fetch * 4)
+            if keep is not None and keep.any():
+                hits = self._overfetch(vector, n, where, keep, rows)
+                if hits is not None:
+                    return hits
         return self.index.dense_search(vector, n, where)
+
+    def _overfetch(
+        self, vector: list[float], n: int, where: dict[str, MetaValue], keep: np.ndarray, rows: dict[str, int]
+    ) -> list[RawHit] | None:
+        """The filtered search of :meth:`_dense` done without Chroma's filter; None when it cannot answer."""
+        matching, total = int(keep.sum()), len(keep)
+        fetch = min(total, n + math.ceil(_OVERFETCH * n * total / matching))
+        limit = _OVERFETCH_FIRST
+        while fetch <= limit:
+            near = self.index.nearest(vector, fetch)
+            picked = [(cid, s) for cid, s in near if cid in rows and keep[rows[cid]]][:n]
+            if len(picked) >= min(n, matching) or len(near) < fetch:
+                found = self.index.get_chunks([cid for cid, _s in picked])
+                hits = [RawHit(cid, s, found[cid].metadata) for cid, s in picked if cid in found]
+                # BM25's copy of the metadata can lag Chroma (another writer): trust only live matches.
+                if len(hits) == len(picked) and all(_matches(h.metadata, where) for h in hits):
+                    return hits
+                return None
+            if fetch >= min(total, _OVERFETCH_MAX):
+                return None
+            # Matches are not spread evenly: a query far from the filtered set meets few of them.
+            fetch, limit = min(total, _OVERFETCH_MAX, fetch * 4), _OVERFETCH_MAX
+        return None
 
     def search(
         self,

@@ -210,16 +210,16 @@ def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: C
 def test_a_partial_bm25_snapshot_under_the_current_generation_is_not_trusted(make_assistant: Callable[..., Any]) -> None:
     """A snapshot holding fewer chunks than Chroma (taken half-way through a write) is detected by count."""
     from rag.assistant import Assistant
-    from rag.index import filterable_metadata, note_paper_state
+    from rag.index import _BM25Input
 
     a = make_assistant()
     a.ingest_papers(_papers())
     index = a.index
     cid, meta = next(iter(index._iter_all()))
-    states: dict[str, Any] = {}
-    note_paper_state(states, meta)
+    partial = _BM25Input()
+    partial.add(cid, "partial", meta)
     generation = index.collection.metadata["generation"]
-    index._build_bm25(generation, [cid], ["partial"], [filterable_metadata(meta)], states)  # saved, trusted generation
+    index._build_bm25(generation, partial)  # saved, trusted generation
 
     b = Assistant(a.settings, embeddings=a.embeddings)  # a new process: loads the snapshot from disk
     assert len(b.index.bm25.ids) == 1

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval import tune
-from eval.dataset import EvalCase, load_gold, resolve_cases
-from eval.judge import make_judge
-from eval.report import fmt, write_report
-from eval.run import EvalReport, Judge, run_eval
+from rag.evaluation import tune
+from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
+from rag.evaluation.judge import make_judge
+from rag.evaluation.report import fmt, write_report
+from rag.evaluation.run import EvalReport, Judge, run_eval
 from rag import Assistant, ConfigError, Settings, get_settings
 
 Progress = Callable[[int, int], None]

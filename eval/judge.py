@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.run import JudgeScore
+from rag.evaluation.run import JudgeScore
 from rag import Answer, ConfigError
 from rag.errors import redact
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eval import metrics as M
-from eval.run import EvalReport
+from rag.evaluation import metrics as M
+from rag.evaluation.run import EvalReport
 
 HEADLINE = [
     "recall@k", "mrr", "ndcg@10", "citation_precision", "citation_recall", "keyword_score", "supported_sentence_rate",

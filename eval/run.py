@@ -8,8 +8,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from eval import metrics as M
-from eval.dataset import EvalCase
+from rag.evaluation import metrics as M
+from rag.evaluation.dataset import EvalCase
 from rag import Answer, Assistant, RagError
 
 
@@ -199,7 +199,7 @@ def run_eval(
 ) -> EvalReport:
     """Ask every case ``repeat`` times through the public API and score the answers.
 
-    ``cases`` must already carry paper ids (:func:`eval.dataset.resolve_cases`). A question that
+    ``cases`` must already carry paper ids (:func:`rag.evaluation.dataset.resolve_cases`). A question that
     raises a :class:`rag.RagError` is recorded as an error row (refused, not correct), not raised.
     """
     t0 = time.perf_counter()

@@ -16,9 +16,9 @@ from pydantic import BaseModel
 
 from rag import names_paper
 
-from eval import metrics as M
-from eval.dataset import EvalCase
-from eval.run import EvalRow
+from rag.evaluation import metrics as M
+from rag.evaluation.dataset import EvalCase
+from rag.evaluation.run import EvalRow
 
 
 def names_title(question: str, titles: Sequence[str]) -> bool:
@@ -96,13 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     """Combine the gold-set sweep (report.json of a run with both thresholds at 0) with the PubMedQA sweep
     (pubmedqa-pqal-dev.json asked with both at 0), choose thresholds, plot risk vs coverage.
 
-        .venv/bin/python -m eval.tune eval-out/report.json eval-out/pubmedqa-pqal-dev.json --out eval-out
+        .venv/bin/python -m rag.evaluation.tune eval-out/report.json eval-out/pubmedqa-pqal-dev.json --out eval-out
     """
     import argparse
     import json
     from pathlib import Path
 
-    from eval.report import fmt, plot_risk_coverage
+    from rag.evaluation.report import fmt, plot_risk_coverage
 
     ap = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("gold_report", type=Path)

@@ -4,7 +4,7 @@ Public API: :class:`Assistant`, :class:`Settings`, :func:`get_settings`, the rec
 (:class:`Paper`, :class:`Chunk`, :class:`SearchHit`, :class:`Citation`, :class:`Answer`) and the errors.
 """
 
-from rag.answer import names_paper
+from rag.answering.pipeline import names_paper
 from rag.assistant import NO_ANSWER, Assistant
 from rag.errors import (
     BackendError,
@@ -16,7 +16,7 @@ from rag.errors import (
     QuestionError,
     RagError,
 )
-from rag.providers import make_embeddings
+from rag.models.providers import make_embeddings
 from rag.settings import Settings, get_settings, is_loopback
 from rag.types import Answer, AnswerSentence, Chunk, Citation, Paper, SearchHit
 

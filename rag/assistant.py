@@ -12,12 +12,12 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from rag.answer import NO_ANSWER, AnswerPipeline, History, MarkerFilter
+from rag.answering.pipeline import NO_ANSWER, AnswerPipeline, History, MarkerFilter
 from rag.errors import EmptyIndexError, QuestionError, RagError
-from rag.index import IngestReport, PaperIndex
-from rag.ingest import read_corpora
-from rag.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
-from rag.retrieve import HybridRetriever, Mode, Retriever
+from rag.store.index import IngestReport, PaperIndex
+from rag.corpus.ingest import read_corpora
+from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
+from rag.store.retrieve import HybridRetriever, Mode, Retriever
 from rag.settings import Settings, get_settings
 from rag.types import Answer, MetaValue, Paper, SearchHit
 
@@ -54,7 +54,7 @@ class Assistant:
         """True (after a restart) when the embedded llama.cpp server had died; False for remote endpoints."""
         if self.settings.llm.base_url or self._chat_model is None or not hasattr(self._chat_model, "openai_api_base"):
             return False
-        from rag.local_llm import get_local_server
+        from rag.models.local_llm import get_local_server
 
         s = self.settings
         server = get_local_server(s.llm.model, Path(s.cache_dir).expanduser(), threads=s.llm.threads, ctx=s.llm.ctx)
@@ -129,7 +129,7 @@ class Assistant:
         """
         if self.settings.llm.base_url:
             return {"base_url": self.settings.llm.base_url}
-        from rag.local_llm import ensure_model, get_local_server
+        from rag.models.local_llm import ensure_model, get_local_server
 
         s = self.settings
         t0 = time.perf_counter()
@@ -149,13 +149,13 @@ class Assistant:
     @staticmethod
     def bundled_corpus() -> Path:
         """The NeurIPS 2026 abstracts shipped with the package (the demo corpus)."""
-        from rag.ingest import bundled_corpus
+        from rag.corpus.ingest import bundled_corpus
 
         return bundled_corpus()
 
     def support_of(self, claim: str, question: str, k: int | None = None) -> float:
         """The verifier's support score of ``claim`` against the sources retrieved for ``question``."""
-        from rag.verify import verify_answer
+        from rag.answering.verify import verify_answer
 
         prep = self.pipeline.prepare({"question": question, "k": k, "mode": "extractive", "ignore_relevance": True})
         if not prep.evidence:

@@ -13,7 +13,7 @@ class Paper(BaseModel):
     """One abstract as read from a corpus file.
 
     ``abstract`` is the original text, kept verbatim for display and quoting; the indexed text is
-    derived from it by :func:`rag.ingest.normalise_text`.
+    derived from it by :func:`rag.corpus.ingest.normalise_text`.
     """
 
     model_config = ConfigDict(frozen=True)

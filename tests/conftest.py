@@ -35,14 +35,14 @@ def seed_corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def minilm() -> Any:
-    from rag.embedding import MiniLMEmbeddings
+    from rag.models.embedding import MiniLMEmbeddings
 
     return MiniLMEmbeddings(threads=2)
 
 
 @pytest.fixture(scope="session")
 def embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from rag.embedding import EmbeddingCache
+    from rag.models.embedding import EmbeddingCache
 
     return EmbeddingCache(tmp_path_factory.mktemp("emb") / "cache.sqlite")
 
@@ -50,7 +50,7 @@ def embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture
 def embeddings(minilm: Any, embedding_cache: Any) -> Any:
     """The real model behind a cache shared by the session (``computed`` starts at 0 per test)."""
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     return CachedEmbeddings(minilm, embedding_cache)
 
@@ -142,7 +142,7 @@ def make_assistant(make_settings: Callable[..., Any], embeddings: Any) -> Callab
 def seed_assistant(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Any:
     """An assistant with the seed abstracts indexed (embedded Chroma), shared read-only by tests."""
     from rag.assistant import Assistant
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
     from rag.settings import Settings
 
     a = Assistant(Settings(data_dir=tmp_path_factory.mktemp("seed")), embeddings=CachedEmbeddings(minilm, embedding_cache))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rag.cli import cli
+from rag.apps.cli import cli
 
 DATA = Path(__file__).parent / "data"
 

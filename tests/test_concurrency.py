@@ -218,7 +218,7 @@ def test_twenty_concurrent_streams_are_well_ordered_and_their_own(
 
 @pytest.fixture
 def served(fresh_assistant: tuple[Assistant, ScriptedChatModel]) -> Iterator[tuple[str, ScriptedChatModel]]:
-    from ui.app import launch
+    from rag.ui.app import launch
 
     assistant, fake = fresh_assistant
     port = free_port()

@@ -24,8 +24,8 @@ from click.testing import CliRunner
 from filelock import FileLock
 
 from rag import Assistant, IngestError, Settings
-from rag.chunking import chunk_paper
-from rag.cli import cli
+from rag.corpus.chunking import chunk_paper
+from rag.apps.cli import cli
 from tests.conftest import SHARED
 
 FAST = {"embedding": {"model": "wordllama-l2-supercat-256"}}
@@ -205,18 +205,18 @@ def test_damaged_chroma_file_gives_a_clear_error_and_rebuild_recovers(tmp_path: 
         f.write(b"not a database" * 300)
 
     # A new process sees the damage (chromadb caches open clients per process).
-    run = subprocess.run([sys.executable, "-m", "rag.cli", "search", "zebras"], env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-m", "rag.apps.cli", "search", "zebras"], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
     assert "Traceback" not in run.stderr + run.stdout
     message = run.stderr.strip()
     assert "rag ingest --rebuild" in message and str(tmp_path / "chroma") in message and len(message.splitlines()) == 1
 
     rebuilt = subprocess.run(
-        [sys.executable, "-m", "rag.cli", "ingest", "--rebuild", "--json", str(seed_corpus)], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "rag.apps.cli", "ingest", "--rebuild", "--json", str(seed_corpus)], env=env, capture_output=True, text=True, timeout=300
     )
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert json.loads(rebuilt.stdout.strip().splitlines()[-1])["added"] == 19
-    found = subprocess.run([sys.executable, "-m", "rag.cli", "search", "drone footage of zebras", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    found = subprocess.run([sys.executable, "-m", "rag.apps.cli", "search", "drone footage of zebras", "--json"], env=env, capture_output=True, text=True, timeout=120)
     assert found.returncode == 0 and json.loads(found.stdout)[0]["title"] == "WildBox"
 
 

@@ -1,4 +1,4 @@
-"""rag.embedding against the real int8 model (no mocks) and a real SQLite cache in tmp_path."""
+"""rag.models.embedding against the real int8 model (no mocks) and a real SQLite cache in tmp_path."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.embedding import CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings
+from rag.models.embedding import CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings
 from rag.errors import ConfigError
 
 DATA = Path(__file__).parent / "data"
@@ -90,7 +90,7 @@ def test_parallel_batches_give_the_same_vectors_as_one_thread() -> None:
 
 
 def test_wordllama_is_a_local_256d_model_with_no_download() -> None:
-    from rag.embedding import LOCAL_MODELS, WordLlamaEmbeddings
+    from rag.models.embedding import LOCAL_MODELS, WordLlamaEmbeddings
 
     model = LOCAL_MODELS["wordllama-l2-supercat-256"]()
     assert isinstance(model, WordLlamaEmbeddings)
@@ -194,7 +194,7 @@ def test_several_processes_write_one_cache(tmp_path: Path) -> None:
     EmbeddingCache(path)  # create the file and WAL mode first, as the app would
     script = (
         "import sys, numpy as np; from pathlib import Path\n"
-        "from rag.embedding import EmbeddingCache\n"
+        "from rag.models.embedding import EmbeddingCache\n"
         "c = EmbeddingCache(Path(sys.argv[1]))\n"
         "for i in range(10):\n"
         "    c.put_many(sys.argv[2], [f'text {i} {j}' for j in range(50)], np.ones((50, 384)))\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from eval import metrics as M
-from eval.dataset import EvalCase, GoldError, load_gold, resolve_cases
-from eval.tune import choose, replay, sweep
+from rag.evaluation import metrics as M
+from rag.evaluation.dataset import EvalCase, GoldError, load_gold, resolve_cases
+from rag.evaluation.tune import choose, replay, sweep
 from rag import Paper
 
 
@@ -168,7 +168,7 @@ def test_bundled_gold_set_is_well_formed() -> None:
 
 
 def test_replay_applies_both_thresholds() -> None:
-    from eval.run import EvalRow, SentenceRecord
+    from rag.evaluation.run import EvalRow, SentenceRecord
 
     case = EvalCase(id="a", question="How many?", answer_keywords=["65"], supporting_ids=["p"])
     row = EvalRow(case_id="a", type="factoid", answerable=True, question="How many?", standalone_question="How many?",
@@ -206,13 +206,13 @@ def _answer(text: str, first: str | None = None, refused: bool = False) -> objec
     ],
 )
 def test_pubmedqa_decision_mapping(text: str, first: str | None, refused: bool, label: str) -> None:
-    from eval.benchmarks import classify_decision
+    from rag.evaluation.external import classify_decision
 
     assert classify_decision(_answer(text, first, refused)) == label  # type: ignore[arg-type]
 
 
 def test_pubmedqa_replay_turns_refusals_into_maybe() -> None:
-    from eval.benchmarks import pubmedqa_tuning
+    from rag.evaluation.external import pubmedqa_tuning
 
     rows = [{"best_relevance": 0.5, "supports": [0.7], "refused": False, "pred": "yes", "label": "yes"},
             {"best_relevance": 0.2, "supports": [0.9], "refused": False, "pred": "yes", "label": "maybe"}]

@@ -11,11 +11,11 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from eval.dataset import load_gold, resolve_cases
-from eval.harness import evaluate_gold
-from eval.run import run_eval
+from rag.evaluation.dataset import load_gold, resolve_cases
+from rag.evaluation.harness import evaluate_gold
+from rag.evaluation.run import run_eval
 from rag import Assistant
-from rag.cli import cli
+from rag.apps.cli import cli
 from tests.fakes import ScriptedChatModel, evidence_number
 
 GOLD = Path(__file__).resolve().parents[1] / "eval" / "data" / "neurips2026_gold.jsonl"
@@ -105,7 +105,7 @@ def test_evaluate_gold_with_injected_assistant(seed_assistant: Any, tmp_path: Pa
 
 
 def test_judge_metrics_and_failed_judgements(seed_assistant: Any, tmp_path: Path) -> None:
-    from eval.judge import LLMJudge
+    from rag.evaluation.judge import LLMJudge
 
     def judge_reply(prompt: str) -> str:
         if "Statements:" in prompt:

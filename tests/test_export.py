@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from rag import Assistant, IndexMismatchError, IngestError, Settings
-from rag.cli import cli
+from rag.apps.cli import cli
 
 QUERIES = ["drone footage of zebras", "masked generative image model", "who is responsible for a multi-agent failure"]
 

@@ -28,12 +28,12 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from rag import Assistant, BackendError, RagError, Settings
-from rag.cli import cli
-from rag.server import create_app
+from rag.apps.cli import cli
+from rag.apps.http_api import create_app
 from rag.settings import LLMSettings
 from tests.conftest import free_port, run_chroma
 from tests.test_ui import run_chat
-from ui.app import build_app
+from rag.ui.app import build_app
 
 DATA = Path(__file__).parent / "data"
 QUESTION = "What thermal conductivity does suspended graphene have?"
@@ -208,7 +208,7 @@ def llm_server() -> Iterator[FaultyLLM]:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Assistant:
     """tests/data/abstracts.jsonl (10 papers) indexed in embedded Chroma, shared read-only by this module."""
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     a = Assistant(Settings(data_dir=tmp_path_factory.mktemp("faults")), embeddings=CachedEmbeddings(minilm, embedding_cache))
     a.ingest([DATA / "abstracts.jsonl"])

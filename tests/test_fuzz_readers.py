@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag import IngestError, Paper
-from rag.cli import cli
-from rag.ingest import normalise_text, read_corpora
+from rag.apps.cli import cli
+from rag.corpus.ingest import normalise_text, read_corpora
 
 DATA = Path(__file__).parent / "data"
 FUZZ = settings(max_examples=200, deadline=None, database=None, print_blob=True,
@@ -277,7 +277,7 @@ def test_cli_ingest_as_a_real_process(indexed: Any, tmp_path: Path) -> None:
     bad = tmp_path / "deep.json"
     bad.write_bytes(CLI_BAD["deep.json"])
     before = snapshot()
-    proc = subprocess.run([sys.executable, "-m", "rag.cli", "ingest", str(bad)], capture_output=True, text=True, timeout=300,
+    proc = subprocess.run([sys.executable, "-m", "rag.apps.cli", "ingest", str(bad)], capture_output=True, text=True, timeout=300,
                           env=os.environ | env)
     assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [f"Error: {bad}, record [0] (line 1): invalid JSON (nested too deeply)"]

@@ -83,7 +83,7 @@ def test_prune_removes_papers_missing_from_the_sources(make_assistant: Callable[
 def test_other_embedding_model_is_a_clear_error(make_assistant: Callable[..., Any], make_settings: Callable[..., Any],
                                                  embeddings: Any, backend: str) -> None:
     from rag.assistant import Assistant
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     settings = make_settings()
     Assistant(settings, embeddings=embeddings).ingest_papers(_papers())
@@ -135,9 +135,9 @@ def test_chunk_offsets_point_into_the_original_abstract(seed_assistant: Any) -> 
 
 def test_stored_metadata_rebuilds_exactly_the_indexed_text(seed_corpus: Path) -> None:
     """Chroma keeps no documents: BM25 and exports rebuild each chunk's text from its metadata."""
-    from rag.chunking import chunk_paper
-    from rag.index import chunk_metadata, document_of, index_text
-    from rag.ingest import read_corpora
+    from rag.corpus.chunking import chunk_paper
+    from rag.store.index import chunk_metadata, document_of, index_text
+    from rag.corpus.ingest import read_corpora
     from rag.settings import Settings
 
     chunking = Settings().chunking.model_dump()
@@ -164,8 +164,8 @@ def test_internal_fields_are_packed_into_one_metadata_key(make_assistant: Callab
 
 def test_index_written_with_unpacked_metadata_still_reads(make_assistant: Callable[..., Any]) -> None:
     """Indexes built before packing hold every internal key separately; they search and re-ingest as before."""
-    from rag.index import chunk_metadata
-    from rag.chunking import chunk_paper
+    from rag.store.index import chunk_metadata
+    from rag.corpus.chunking import chunk_paper
 
     a = make_assistant()
     papers = _papers()
@@ -210,7 +210,7 @@ def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: C
 def test_a_partial_bm25_snapshot_under_the_current_generation_is_not_trusted(make_assistant: Callable[..., Any]) -> None:
     """A snapshot holding fewer chunks than Chroma (taken half-way through a write) is detected by count."""
     from rag.assistant import Assistant
-    from rag.index import _BM25Input
+    from rag.store.index import _BM25Input
 
     a = make_assistant()
     a.ingest_papers(_papers())

@@ -1,4 +1,4 @@
-"""rag.ingest: every reader, every bad input, ids, dedupe, normalisation and derived titles."""
+"""rag.corpus.ingest: every reader, every bad input, ids, dedupe, normalisation and derived titles."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rag.errors import IngestError
-from rag.ingest import (
+from rag.corpus.ingest import (
     bundled_corpus,
     derive_title,
     load_corpora,

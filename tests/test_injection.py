@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from rag import NO_ANSWER, Answer, Assistant, Settings
-from rag.answer import format_evidence, is_evidence, neutralise
-from rag.verify import Evidence, is_instruction
+from rag.answering.pipeline import format_evidence, is_evidence, neutralise
+from rag.answering.verify import Evidence, is_instruction
 from tests.conftest import DATA
 from tests.fakes import ScriptedChatModel, evidence_number
 from tests.test_ui import run_chat
-from ui.app import build_app
+from rag.ui.app import build_app
 
 CORPUS = DATA / "injection.jsonl"
 FROSTNET_Q = "How far ahead does FrostNet forecast September Arctic sea-ice extent?"
@@ -63,7 +63,7 @@ FINDINGS = [
 @pytest.fixture(scope="module")
 def injection_assistant(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Assistant:
     """The injection corpus indexed (embedded Chroma); each test adds its own chat model."""
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     a = Assistant(Settings(data_dir=tmp_path_factory.mktemp("injection")), embeddings=CachedEmbeddings(minilm, embedding_cache))
     a.ingest([CORPUS])

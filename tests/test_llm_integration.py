@@ -73,7 +73,7 @@ def test_streaming_with_the_real_model_ends_with_verified_citations(llm_assistan
 @pytest.fixture(scope="module")
 def remote_server(llm_assistant: Assistant) -> Any:
     """A second, independent llama.cpp server on 127.0.0.1, used through its URL like any remote endpoint."""
-    from rag.local_llm import LocalLLMServer, ensure_model
+    from rag.models.local_llm import LocalLLMServer, ensure_model
 
     s = llm_assistant.settings
     server = LocalLLMServer(ensure_model(s.llm.model, Path(s.cache_dir).expanduser()), threads=s.llm.threads)

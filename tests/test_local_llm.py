@@ -1,4 +1,4 @@
-"""rag.local_llm against the real weights and a real llama.cpp server: no mocks.
+"""rag.models.local_llm against the real weights and a real llama.cpp server: no mocks.
 
 The assembled 1.1 GB model lives in /tmp/rag-test-cache and is reused across runs; the
 corruption tests use a one-part "model" (the first 50 MB blob) in tmp_path to stay fast.
@@ -22,7 +22,7 @@ import openai
 import pytest
 
 from rag.errors import ConfigError
-from rag.local_llm import GGUF_MODELS, LocalLLMServer, ModelSpec, ensure_model, get_local_server
+from rag.models.local_llm import GGUF_MODELS, LocalLLMServer, ModelSpec, ensure_model, get_local_server
 
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 CACHE = Path("/tmp/rag-test-cache")
@@ -170,7 +170,7 @@ def test_stop_ends_the_process_and_frees_the_port(model_path: Path) -> None:
 _PARENT = """
 import sys, threading, time
 from pathlib import Path
-from rag.local_llm import LocalLLMServer
+from rag.models.local_llm import LocalLLMServer
 llm = LocalLLMServer(Path(sys.argv[1]), ctx=512)
 if sys.argv[2] == "worker":  # the starting thread ends; the server must outlive it
     t = threading.Thread(target=llm.start)

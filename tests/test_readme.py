@@ -24,7 +24,7 @@ def test_settings_table_matches_the_code() -> None:
 
 
 def test_every_cli_command_in_the_readme_exists() -> None:
-    from rag.cli import cli
+    from rag.apps.cli import cli
 
     used = set(re.findall(r"\.venv/bin/rag (\w+)", README))
     assert used and used <= set(cli.commands), used - set(cli.commands)

@@ -87,7 +87,7 @@ def test_filters_restrict_every_retriever(make_assistant: Callable[..., Any], ba
 
 
 def test_parse_where_types_integers() -> None:
-    from rag.retrieve import parse_where
+    from rag.filters import parse_where
 
     assert parse_where(["venue=NeurIPS", "year=2018"]) == {"venue": "NeurIPS", "year": 2018}
     with pytest.raises(ValueError, match="key=value"):

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from rag import Assistant, Settings
-from rag.cli import cli
+from rag.apps.cli import cli
 from tests.conftest import free_port
 
 DATA = Path(__file__).parent / "data"
@@ -47,7 +47,7 @@ def assert_no_secret(*texts: str, secrets: Any = (*SECRETS.values(), OPAQUE_KEY,
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Path:
     """A data dir with tests/data/abstracts.jsonl indexed (the real embedding model)."""
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     path = tmp_path_factory.mktemp("secrets")
     Assistant(Settings(data_dir=path), embeddings=CachedEmbeddings(minilm, embedding_cache)).ingest([DATA / "abstracts.jsonl"])
@@ -147,7 +147,7 @@ def test_a_server_that_echoes_the_key_does_not_get_it_shown_or_logged(data_dir: 
 def test_openai_debug_log_of_a_real_process_holds_no_key(data_dir: Path, tmp_path: Path, echo_url: str) -> None:
     """OPENAI_LOG=debug is how a user turns on the SDK's own request logging (on stderr)."""
     env = os.environ | cli_env(data_dir, tmp_path, RAG_LLM_BASE_URL=f"{echo_url}/401/v1", OPENAI_LOG="debug")
-    proc = subprocess.run([sys.executable, "-m", "rag.cli", "ask", QUESTION], capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run([sys.executable, "-m", "rag.apps.cli", "ask", QUESTION], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "HTTP Request: POST" in proc.stderr  # the SDK's debug log was on
     assert proc.stderr.strip().splitlines()[-1].endswith("rejected the API key: check RAG_LLM_API_KEY.")
@@ -157,8 +157,8 @@ def test_openai_debug_log_of_a_real_process_holds_no_key(data_dir: Path, tmp_pat
 # ---------------------------------------------------------------------------------------------- eval report
 def test_eval_report_masks_settings_and_judge_errors(data_dir: Path, tmp_path: Path, echo_url: str, minilm: Any,
                                                      embedding_cache: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from eval.harness import evaluate_gold
-    from rag.embedding import CachedEmbeddings
+    from rag.evaluation.harness import evaluate_gold
+    from rag.models.embedding import CachedEmbeddings
 
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(json.dumps(c) for c in [

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, settings
 from pydantic import SecretStr
 
 from rag import Assistant, ConfigError
-from rag.cli import cli
-from rag.server import check_bind, create_app
+from rag.apps.cli import cli
+from rag.apps.http_api import check_bind, create_app
 from rag.settings import Settings
 from tests.conftest import free_port
 from tests.fakes import ScriptedChatModel
@@ -74,7 +74,7 @@ def client(server: _Server) -> openai.OpenAI:
 @pytest.fixture(scope="module")
 def small_assistant(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Assistant:
     """The 10 test abstracts (venue/year metadata), extractive by default, a fake LLM, a 4 kB upload limit."""
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("api"), answer={"mode": "extractive"},
                         server={"max_upload_bytes": 4000})
@@ -274,7 +274,7 @@ def test_ingest_upload_errors_are_precise(api: TestClient) -> None:
 
 
 def test_ingest_upload_indexes_and_refreshes_filter_keys(tmp_path: Path, minilm: Any, embedding_cache: Any) -> None:
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     a = Assistant(Settings(data_dir=tmp_path, answer={"mode": "extractive"}), embeddings=CachedEmbeddings(minilm, embedding_cache))
     api = TestClient(create_app(a))

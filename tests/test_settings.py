@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rag import ConfigError, get_settings
-from rag.prompts import PROMPT_VARIABLES, check_prompt, load_all
+from rag.answering.prompts import PROMPT_VARIABLES, check_prompt, load_all
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from rag import NO_ANSWER, Assistant, ConfigError, Settings, get_settings
 from rag.settings import UISettings
 from tests.conftest import free_port, paper_id_containing
 from tests.fakes import ScriptedChatModel, evidence_number
-from ui.app import build_app, format_abstract_html, format_papers_html, launch
+from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
 
 WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
 XSS_ABSTRACT = (
@@ -222,7 +222,7 @@ def test_ask_endpoint_through_gradio_client(seed_assistant: Any) -> None:
 
 def test_non_loopback_bind_needs_a_login(tmp_path: Path) -> None:
     env = {"RAG_DATA_DIR": str(tmp_path), "RAG_CONFIG": str(tmp_path / "none.toml")}
-    from rag.cli import cli
+    from rag.apps.cli import cli
 
     r = CliRunner().invoke(cli, ["ui", "--host", "0.0.0.0"], env=env)
     assert r.exit_code == 1 and "without a login: set RAG_UI__AUTH=user:password" in r.output
@@ -238,11 +238,11 @@ def test_flat_auth_name_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_demo_opens_the_ui_after_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ui.app
-    from rag.cli import cli
+    import rag.ui.app
+    from rag.apps.cli import cli
 
     calls: list[tuple[str, int]] = []
-    monkeypatch.setattr(ui.app, "launch", lambda assistant, host, port: calls.append((host, port)))
+    monkeypatch.setattr(rag.ui.app, "launch", lambda assistant, host, port: calls.append((host, port)))
     env = {"RAG_DATA_DIR": str(tmp_path), "RAG_CONFIG": str(tmp_path / "none.toml")}
     r = CliRunner().invoke(cli, ["demo", "--port", "7999"], env=env, catch_exceptions=False)
     assert r.exit_code == 0, r.output

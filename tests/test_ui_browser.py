@@ -47,7 +47,7 @@ if not Path(CHROMIUM).exists():  # `make test` installs it; say so rather than f
 
 def serve(data_dir: Path, embeddings: Any, corpus: list[Path], chat_model: Any = None) -> Iterator[str]:
     """The UI on ``corpus`` (extractive answers by default), served on 127.0.0.1 while the generator lives."""
-    from ui.app import launch
+    from rag.ui.app import launch
 
     settings = Settings(data_dir=data_dir, answer={"mode": "extractive"})
     assistant = Assistant(settings, embeddings=embeddings, chat_model=chat_model)
@@ -60,7 +60,7 @@ def serve(data_dir: Path, embeddings: Any, corpus: list[Path], chat_model: Any =
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
 
     tmp = tmp_path_factory.mktemp("ui-browser")
     (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
@@ -201,7 +201,7 @@ def obeying_reply(prompt: str) -> str:
 
 @pytest.fixture(scope="module")
 def injection_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
-    from rag.embedding import CachedEmbeddings
+    from rag.models.embedding import CachedEmbeddings
     from tests.fakes import ScriptedChatModel
 
     data = tmp_path_factory.mktemp("ui-injection") / "data"

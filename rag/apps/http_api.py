@@ -37,7 +37,7 @@ from rag.settings import is_loopback
 from rag.types import Answer
 
 MODEL_ID = "rag-abstracts"
-_UPLOAD_SUFFIXES = (".txt", ".jsonl", ".ndjson", ".json", ".csv")  # as rag.ingest reads them, each optionally .gz
+_UPLOAD_SUFFIXES = (".txt", ".jsonl", ".ndjson", ".json", ".csv")  # as rag.corpus.ingest reads them, each optionally .gz
 MetaValue = str | int | float | bool
 
 

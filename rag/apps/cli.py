@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from rag.errors import RagError
+from rag.filters import parse_where
 from rag.settings import is_loopback
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -122,8 +123,6 @@ def import_cmd(ctx: click.Context, path: Path, replace: bool) -> None:
 @_friendly
 def search(ctx: click.Context, query: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool) -> None:
     """Find the papers most relevant to QUERY."""
-    from rag.retrieve import parse_where
-
     hits = _assistant(ctx).search(query, k=k, where=parse_where(list(where)), mode=mode)
     if as_json:
         click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=2))
@@ -147,8 +146,6 @@ def search(ctx: click.Context, query: str, k: int | None, where: tuple[str, ...]
 @_friendly
 def ask(ctx: click.Context, question: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool) -> None:
     """Answer QUESTION from the indexed abstracts, with verified citations."""
-    from rag.retrieve import parse_where
-
     assistant = _assistant(ctx)
     filters = parse_where(list(where))
     if as_json:
@@ -246,7 +243,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
 def eval_(ctx: click.Context, gold: str, configs: tuple[Path, ...], out: Path, repeat: int, corpus: tuple[Path, ...],
           limit: int, judge_url: str | None, judge_model: str | None, as_json: bool) -> None:
     """Score answers on GOLD (a gold JSONL file), or run the `scifact` / `pubmedqa` benchmark."""
-    from eval import benchmarks, harness
+    from rag.evaluation import external as benchmarks, harness
 
     base = ctx.obj.get("overrides", {})
     if gold in ("scifact", "pubmedqa"):
@@ -295,7 +292,7 @@ def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
             "(or RAG_UI_AUTH), or use --host 127.0.0.1."
         )
     try:
-        from ui.app import launch
+        from rag.ui.app import launch
     except ImportError as e:  # pragma: no cover - gradio is a core dependency
         raise click.ClickException(f"The UI needs gradio: pip install gradio ({e})") from e
     port = port or assistant.settings.ui.port
@@ -315,9 +312,9 @@ def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
 @_friendly
 def demo(ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: bool, host: str | None, port: int | None) -> None:
     """Index the bundled NeurIPS 2026 abstracts, run a sample search, then open the chat UI."""
-    from rag.ingest import bundled_corpus
+    from rag.assistant import Assistant
 
-    ctx.invoke(ingest, paths=(bundled_corpus(),), rebuild=False, prune=False, as_json=False)
+    ctx.invoke(ingest, paths=(Assistant.bundled_corpus(),), rebuild=False, prune=False, as_json=False)
     click.echo(f"\n$ rag search {query!r} -k 3")
     ctx.invoke(search, query=query, k=3, where=(), mode=None, as_json=False)
     if no_ui:
@@ -336,7 +333,7 @@ def demo(ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: boo
 @_friendly
 def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the HTTP API: OpenAI-compatible /v1/chat/completions with verified citations, search, ingest."""
-    from rag.server import check_bind, serve as run_server
+    from rag.apps.http_api import check_bind, serve as run_server
 
     assistant = _assistant(ctx)
     check_bind(host or assistant.settings.server.host, assistant)

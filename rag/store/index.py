@@ -35,8 +35,8 @@ import Stemmer
 from filelock import FileLock, Timeout
 from langchain_core.embeddings import Embeddings
 
-from rag.chunking import chunk_paper
-from rag.ingest import normalise_text
+from rag.corpus.chunking import chunk_paper
+from rag.corpus.ingest import normalise_text
 from rag.errors import BackendError, EmptyIndexError, IndexCorruptError, IndexMismatchError, IngestError, RagError
 from rag.settings import Settings
 from rag.types import Chunk, MetaValue, Paper

@@ -1,7 +1,7 @@
 """External benchmarks in the same harness: BEIR SciFact (retrieval) and PubMedQA PQA-L (answers).
 
-    .venv/bin/python -m eval.benchmarks scifact  [--limit N] [--out DIR]
-    .venv/bin/python -m eval.benchmarks pubmedqa [--limit N] [--mode extractive] [--out DIR]
+    .venv/bin/python -m rag.evaluation.external scifact  [--limit N] [--out DIR]
+    .venv/bin/python -m rag.evaluation.external pubmedqa [--limit N] [--mode extractive] [--out DIR]
 """
 
 from __future__ import annotations
@@ -13,15 +13,36 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from eval import metrics as M
-from eval.bench_retrieval import load_qrels, load_queries
+from rag.evaluation import metrics as M
 from rag import Answer, Assistant, Paper, RagError, Settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 Progress = Callable[[int, int], None] | None
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    for i, line in enumerate(path.read_text().splitlines()):
+        parts = line.split("\t")
+        if i == 0 and not parts[-1].strip().isdigit():
+            continue  # header
+        qid, did, score = parts[0], parts[1], int(parts[2])
+        if score > 0:
+            qrels[qid][did] = score
+    return qrels
+
+
+def load_queries(path: Path, keep: set[str]) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        q = json.loads(line)
+        if str(q["_id"]) in keep:
+            out[str(q["_id"])] = q["text"]
+    return out
 
 
 def _ci(values: Sequence[float | None], stat: Any = None) -> dict[str, Any]:
@@ -34,7 +55,7 @@ def _ci(values: Sequence[float | None], stat: Any = None) -> dict[str, Any]:
 
 
 def scifact_settings(settings: Settings) -> Settings:
-    """The data dir and collection that eval.bench_retrieval fills, so nothing is embedded twice."""
+    """The data dir and collection that eval/bench/bench_retrieval.py fills, so nothing is embedded twice."""
     return settings.model_copy(update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-scifact", "collection": "scifact"})
 
 
@@ -147,7 +168,7 @@ def run_pubmedqa(assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_
         rows.append({"id": it["id"], "label": it["label"], "pred": pred, "correct": pred == it["label"],
                      "refused": bool(ans is None or ans.refused), "cited_own": it["id"] in cited, "cited_only_own": cited == [it["id"]],
                      "cited": cited, "answer": ans.text if ans else err, "latency": lat, "error": err,
-                     # for threshold replay (eval.benchmarks.pubmedqa_tuning)
+                     # for threshold replay (rag.evaluation.external.pubmedqa_tuning)
                      "best_relevance": max((h.dense_score for h in ans.sources if h.dense_score is not None), default=None) if ans else None,
                      "supports": [s.support for s in ans.sentences] if ans else []})
         if progress:

@@ -1,6 +1,6 @@
 """What Chroma writes cost on this machine, beside the embedder: the floor under any ingest.
 
-    .venv/bin/python -m eval.bench_chroma_write [--n 10000] [--model wordllama-l2-supercat-256]
+    .venv/bin/python eval/bench/bench_chroma_write.py [--n 10000] [--model wordllama-l2-supercat-256]
 
 Takes the first N abstracts of the scale corpus (shuffled as eval/bench_scale does), chunks them as
 our ingest does, embeds the chunks once (timed: the raw embedder, E), then writes the same vectors to
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval.bench_scale import DATA, load_records, write_jsonl
+from bench_scale import DATA, load_records, write_jsonl
 
 
 def _write(path: Path, ids: list[str], vectors: Any, metas: list[dict[str, Any]] | None, docs: list[str] | None, batch: int) -> float:

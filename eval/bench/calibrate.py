@@ -1,6 +1,6 @@
 """Measure the two abstention thresholds on dev data and print where the classes separate.
 
-    .venv/bin/python -m eval.calibrate
+    .venv/bin/python eval/bench/calibrate.py
 
 1. Relevance (``RAG_ANSWER__MIN_RELEVANCE``): the best dense cosine between a question and the
    retrieved chunks, for on-topic questions about the seed abstracts vs. off-topic questions.

@@ -1,12 +1,12 @@
 """From retrieved abstracts to a verified, cited answer.
 
 question -> (condense with history) -> retrieval -> numbered evidence (the most relevant sentences,
-fitted to a token budget) -> LLM -> verification (rag.verify) -> :class:`Answer`.
+fitted to a token budget) -> LLM -> verification (rag.answering.verify) -> :class:`Answer`.
 
 The model only writes prose. Our code numbers the evidence, drops markers that resolve to nothing,
 attaches or corrects citations by measured support, and decides to abstain.
 
-Abstracts are untrusted data. Sentences that instruct the assistant (rag.verify.is_instruction) or
+Abstracts are untrusted data. Sentences that instruct the assistant (rag.answering.verify.is_instruction) or
 repeat our refusal sentence are not evidence; what is shown is put on one line per source with
 citation-like brackets, chat-template tokens and our prompt's labels defused (:func:`neutralise`).
 """
@@ -24,11 +24,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from rag.chunking import chunk_paper, count_tokens, split_sentences
-from rag.prompts import load_prompt
+from rag.corpus.chunking import chunk_paper, count_tokens, split_sentences
+from rag.answering.prompts import load_prompt
 from rag.settings import Settings
 from rag.types import Answer, AnswerSentence, Citation, Paper, SearchHit
-from rag.verify import Embed, Evidence, SentenceVerdict, is_instruction, key_terms, render, verify_answer, visible_text
+from rag.answering.verify import Embed, Evidence, SentenceVerdict, is_instruction, key_terms, render, verify_answer, visible_text
 
 NO_ANSWER = "The indexed abstracts don't answer this."
 

@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from rag.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
+from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
 from rag.errors import BackendError, ConfigError, redact
 from rag.settings import Settings
 
@@ -200,7 +200,7 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
         api_key = s.api_key.get_secret_value() if s.api_key else "not-needed"
         _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
     else:
-        from rag.local_llm import get_local_server
+        from rag.models.local_llm import get_local_server
 
         server = get_local_server(s.model, Path(settings.cache_dir).expanduser(), threads=s.threads, ctx=s.ctx)
         base_url = server.base_url or ""

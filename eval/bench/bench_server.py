@@ -1,6 +1,6 @@
 """Throughput of the HTTP API (`rag serve`): requests per second with N concurrent clients.
 
-    .venv/bin/python -m eval.bench_server [--clients 1,4,8] [--seconds 10] [--llm-requests 4]
+    .venv/bin/python eval/bench/bench_server.py [--clients 1,4,8] [--seconds 10] [--llm-requests 4]
 
 Indexes the bundled NeurIPS 2026 abstracts into a temporary data dir, serves ``create_app`` with uvicorn
 on 127.0.0.1 (what `rag serve` runs) and drives it with real HTTP clients in threads: ``POST /v1/search``,
@@ -24,7 +24,7 @@ import httpx
 import uvicorn
 
 from rag import Assistant, get_settings
-from rag.server import create_app
+from rag.apps.http_api import create_app
 
 QUERIES = [
     "drone footage of zebras in 3D",

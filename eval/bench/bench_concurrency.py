@@ -1,11 +1,11 @@
 """Throughput of concurrent questions: the Python API and the web UI's ``/ask`` endpoint (gradio_client).
 
-    .venv/bin/python -m eval.bench_concurrency [--mode extractive|llm] [--clients 1,5,20] [--questions N]
+    .venv/bin/python eval/bench/bench_concurrency.py [--mode extractive|llm] [--clients 1,5,20] [--questions N]
 
 Indexes the bundled NeurIPS 2026 abstracts into a temporary data dir and builds ONE ``Assistant``. For
 each number of clients it answers ``--questions`` gold questions (eval/data/neurips2026_gold.jsonl, one
 paper after another, follow-ups with their history) from that many threads at once: first through
-``Assistant.ask``, then through ``gradio_client`` (one ``Client`` per thread) against ``ui.app.launch``
+``Assistant.ask``, then through ``gradio_client`` (one ``Client`` per thread) against ``rag.ui.app.launch``
 served on 127.0.0.1 in this process. Prints a Markdown table: surface, clients, questions, errors, answers
 right by the gold keywords with a gold paper cited, (extractive) answers identical to the same question
 asked alone beforehand (so nothing got mixed up under load), questions/s, latency p50/p95.
@@ -30,8 +30,8 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from eval.dataset import EvalCase, load_gold, resolve_cases
-from eval.metrics import answer_correct
+from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
+from rag.evaluation.metrics import answer_correct
 from rag import Assistant, get_settings
 
 GOLD = Path(__file__).parent / "data" / "neurips2026_gold.jsonl"
@@ -148,7 +148,7 @@ def main() -> None:
         if "gradio" in surfaces:
             from gradio_client import Client
 
-            from ui.app import launch
+            from rag.ui.app import launch
 
             port = _free_port()
             app = launch(assistant, "127.0.0.1", port, block=False, quiet=True)

@@ -13,30 +13,15 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from rag.index import PaperIndex, RawHit, user_metadata
+from rag.store.index import PaperIndex, RawHit, user_metadata
 from rag.settings import RetrievalSettings
+from rag.filters import parse_where as parse_where  # re-exported for LangChain users of this module
 from rag.types import MetaValue, SearchHit
 
 Mode = Literal["hybrid", "dense", "bm25"]
 _OVERFETCH = 1.5  # filtered dense search: fetch 1.5x the nearest chunks expected to hold n matches ...
 _OVERFETCH_FIRST = 1000  # ... if that is at most this many (the filter keeps >= ~8 % of chunks): 1,000 ids ~9 ms
 _OVERFETCH_MAX = 5000  # ... and up to this many while too few match (5,000 ids: ~30 ms at 115k chunks)
-
-
-def parse_where(pairs: list[str] | tuple[str, ...]) -> dict[str, MetaValue]:
-    """``["venue=NeurIPS", "year=2018"]`` -> ``{"venue": "NeurIPS", "year": 2018}`` (integers become ints)."""
-    where: dict[str, MetaValue] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"Filter {pair!r} is not key=value")
-        if key.strip().startswith("_"):
-            raise ValueError(f"Filter {pair!r}: keys starting with '_' are internal; filter on the corpus' own fields (venue, year, ...)")
-        v: MetaValue = value.strip()
-        if isinstance(v, str) and v.lstrip("-").isdigit():
-            v = int(v)
-        where[key.strip()] = v
-    return where
 
 
 def _matches(meta: dict[str, Any], where: dict[str, MetaValue]) -> bool:

@@ -1,6 +1,6 @@
 """Answer-latency benchmark of the embedded default LLM on this machine, beside a bare llama.cpp call.
 
-    .venv/bin/python -m eval.bench_answer [--repeat 1] [--fresh-cache]
+    .venv/bin/python eval/bench/bench_answer.py [--repeat 1] [--fresh-cache]
 
 Prints one table: model assembly time (first run, into a fresh cache dir with --fresh-cache), server
 start time, prompt tokens per question, time to first token, full-answer time p50/p95 over the seed

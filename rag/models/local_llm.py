@@ -5,7 +5,7 @@ dir and checks the sha256. ``LocalLLMServer`` runs llama.cpp's OpenAI-compatible
 subprocess (so a crash, a hang or 2 GB of RSS stay out of the caller, and stop() really frees them),
 and ``get_local_server`` shares one started server per configuration across the process.
 
-The child is this module's ``_serve`` (also runnable by hand: ``python -m rag.local_llm serve --model M.gguf``).
+The child is this module's ``_serve`` (also runnable by hand: ``python -m rag.models.local_llm serve --model M.gguf``).
 """
 
 from __future__ import annotations
@@ -177,11 +177,11 @@ def ensure_model(
 
 _READY = "RAG_LOCAL_LLM_LISTENING "
 _PR_SET_PDEATHSIG = 1
-# The child imports rag.local_llm under an empty stand-in for the `rag` package: rag/__init__ pulls in
+# The child imports rag.models.local_llm under an empty stand-in for the `rag` package: rag/__init__ pulls in
 # the whole app (Chroma, LangChain), which would cost the child seconds and hundreds of MB for nothing.
 _CHILD_BOOTSTRAP = (
     "import sys, types; pkg = types.ModuleType('rag'); pkg.__path__ = [sys.argv[1]]; sys.modules['rag'] = pkg; "
-    "from rag.local_llm import _serve; _serve(sys.argv[2:])"
+    "from rag.models.local_llm import _serve; _serve(sys.argv[2:])"
 )
 
 
@@ -250,7 +250,7 @@ class LocalLLMServer:
                 return f"{self._address}/v1"
             self.stop()  # reap a child that died since the last start
             if not self.model_path.is_file():
-                raise ConfigError(f"model file {self.model_path} not found; rag.local_llm.ensure_model() creates it")
+                raise ConfigError(f"model file {self.model_path} not found; rag.models.local_llm.ensure_model() creates it")
             if not self._atexit_registered:
                 atexit.register(self.stop)
                 self._atexit_registered = True
@@ -263,7 +263,7 @@ class LocalLLMServer:
             return f"{self._address}/v1"
 
     def _spawn(self) -> None:
-        package_dir = str(Path(__file__).resolve().parent)
+        package_dir = str(Path(__file__).resolve().parents[1])  # the rag package folder
         cmd = [sys.executable, "-c", _CHILD_BOOTSTRAP, package_dir, "--model", str(self.model_path)]
         cmd += ["--threads", str(self.threads), "--ctx", str(self.ctx), "--host", self.host, "--port", "0"]
         cmd += ["--parent-pid", str(os.getpid())]
@@ -382,7 +382,7 @@ def _die_with_parent(parent_pid: int, pdeathsig: bool) -> None:
 
 def _serve(argv: Sequence[str]) -> NoReturn:
     """Child process: load the model, print the listening address, serve until told to stop or orphaned."""
-    parser = argparse.ArgumentParser(prog="python -m rag.local_llm serve")
+    parser = argparse.ArgumentParser(prog="python -m rag.models.local_llm serve")
     parser.add_argument("--model", required=True)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ctx", type=int, default=4096)
@@ -427,5 +427,5 @@ def _serve(argv: Sequence[str]) -> NoReturn:
 
 if __name__ == "__main__":
     if sys.argv[1:2] != ["serve"]:
-        sys.exit("usage: python -m rag.local_llm serve --model PATH [--threads N] [--ctx N] [--host H] [--port P]")
+        sys.exit("usage: python -m rag.models.local_llm serve --model PATH [--threads N] [--ctx N] [--host H] [--port P]")
     _serve(sys.argv[2:])

@@ -1,6 +1,6 @@
 """Scale benchmark: ingest throughput, re-ingest, retrieval latency, memory and disk at N abstracts.
 
-    .venv/bin/python -m eval.bench_scale [--sizes 1000,10000,87504] [--model all-MiniLM-L6-v2-int8]
+    .venv/bin/python eval/bench/bench_scale.py [--sizes 1000,10000,87504] [--model all-MiniLM-L6-v2-int8]
         [--baseline-max N] [--no-server] [--out eval/results/DATE/scale-MODEL]
 
 Corpus: ``../shared/data/ml_abstracts.jsonl.gz`` (87,504 conference abstracts with venue and year),
@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml_abstracts.jsonl.gz"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ml_abstracts.jsonl.gz"
 QUERIES = 100
 WARMUP = 5
 
@@ -200,7 +200,7 @@ PHASES = {"raw": phase_raw, "baseline": phase_baseline, "ingest": phase_ingest, 
 # ---------------------------------------------------------------------------------------------- driver
 def run_child(phase: str, work: Path, model: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one phase in a child process; its JSON result plus its peak RSS and wall time."""
-    cmd = [sys.executable, "-m", "eval.bench_scale", "--phase", phase, "--work", str(work), "--model", model, *extra]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", phase, "--work", str(work), "--model", model, *extra]
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

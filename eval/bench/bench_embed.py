@@ -1,6 +1,6 @@
 """Embedding throughput by model, threads and batch size, on real abstract chunks.
 
-    .venv/bin/python -m eval.bench_embed [--chunks 256] [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
+    .venv/bin/python eval/bench/bench_embed.py [--chunks 256] [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
 
 Each configuration runs in its own child process (so its peak RSS is its own), embeds the same chunk
 texts that ingest would embed for the first abstracts of ``../shared/data/ml_abstracts.jsonl.gz``,
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rag import Assistant, Paper, Settings, make_embeddings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml_abstracts.jsonl.gz"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ml_abstracts.jsonl.gz"
 MODELS = {"minilm": "all-MiniLM-L6-v2-int8", "wordllama": "wordllama-l2-supercat-256"}
 
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|")
     for config in args.configs.split(","):
         out = subprocess.run(
-            [sys.executable, "-m", "eval.bench_embed", "--child", config, "--chunks", str(args.chunks)],
+            [sys.executable, str(Path(__file__).resolve()), "--child", config, "--chunks", str(args.chunks)],
             capture_output=True, text=True, check=True,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])

@@ -1,6 +1,6 @@
 """Filtered dense search: our over-fetch path beside Chroma's own where-filter, speed and exactness.
 
-    .venv/bin/python -m eval.bench_filter --data-dir DIR --collection NAME [--model MODEL] [--queries 20]
+    .venv/bin/python eval/bench/bench_filter.py --data-dir DIR --collection NAME [--model MODEL] [--queries 20]
 
 Runs on an existing index (e.g. the one `eval.bench_scale` leaves in its work folder). For the
 largest, a mid-sized and the smallest venue it takes the nearest 50 chunks of that venue for each query

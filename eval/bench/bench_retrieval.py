@@ -1,6 +1,6 @@
 """Retrieval-quality benchmark on BEIR SciFact (train split): BM25, dense and hybrid side by side.
 
-    .venv/bin/python -m eval.bench_retrieval [--scifact ../shared/data/scifact] [--json out.json]
+    .venv/bin/python eval/bench/bench_retrieval.py [--scifact ../shared/data/scifact] [--json out.json]
 
 Indexes the 5,183 SciFact abstracts once (embeddings cached on disk, so reruns take seconds), then
 prints nDCG@10, recall@10 and recall@100 for each retriever from the same index in the same run.
@@ -15,36 +15,16 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from eval.metrics import ndcg_at, recall_at
+from rag.evaluation.external import load_qrels, load_queries
+from rag.evaluation.metrics import ndcg_at, recall_at
 from rag import Assistant, get_settings
 
 PUBLISHED = "Published SciFact *test* nDCG@10: BM25 0.665 (BEIR) - 0.687 (bm25s); all-MiniLM-L6-v2 0.645 - 0.674."
 
 
-def load_qrels(path: Path) -> dict[str, dict[str, int]]:
-    qrels: dict[str, dict[str, int]] = defaultdict(dict)
-    for i, line in enumerate(path.read_text().splitlines()):
-        parts = line.split("\t")
-        if i == 0 and not parts[-1].strip().isdigit():
-            continue  # header
-        qid, did, score = parts[0], parts[1], int(parts[2])
-        if score > 0:
-            qrels[qid][did] = score
-    return qrels
-
-
-def load_queries(path: Path, keep: set[str]) -> dict[str, str]:
-    out = {}
-    for line in path.read_text().splitlines():
-        q = json.loads(line)
-        if str(q["_id"]) in keep:
-            out[str(q["_id"])] = q["text"]
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scifact", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact")
+    ap.add_argument("--scifact", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact")
     ap.add_argument("--data-dir", type=Path, default=Path.home() / ".cache" / "rag-abstracts" / "bench-scifact")
     ap.add_argument("--limit", type=int, default=0, help="Evaluate only the first N queries (0: all 809).")
     ap.add_argument("--json", type=Path, help="Also write the results as JSON here.")

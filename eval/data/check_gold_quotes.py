@@ -26,7 +26,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "rag" / "data" / "neurips2026_abstracts.txt"
+# the bundled abstracts, found from here upwards (so the script works wherever eval/data/ is moved in the tree)
+DEFAULT_CORPUS = next((d / "rag" / "data" / "neurips2026_abstracts.txt" for d in Path(__file__).resolve().parents
+                       if (d / "rag" / "data" / "neurips2026_abstracts.txt").is_file()), Path("rag/data/neurips2026_abstracts.txt"))
 TYPES = {"factoid", "explanation", "yesno", "multi", "unanswerable"}
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from rag import Paper, RagError
 
-CaseType = Literal["factoid", "explanation", "multi", "unanswerable"]
+CaseType = Literal["factoid", "explanation", "yesno", "multi", "unanswerable"]
 
 
 class GoldError(RagError):

@@ -57,6 +57,7 @@ class EvalRow(BaseModel):
     decision_correct: bool = False
     supported_rate: float | None = None
     best_relevance: float | None = None
+    names_source: bool = False
     sentences: list[SentenceRecord] = Field(default_factory=list)
     latency: float | None = None
     first_token: float | None = None
@@ -122,6 +123,7 @@ def score_case(assistant: Assistant, case: EvalCase, repeat: int = 0, judge: Jud
     row.source_titles = [s.title for s in answer.sources]
     row.cited_ids = list(dict.fromkeys(c.paper_id for c in answer.citations))
     row.best_relevance = max((s.dense_score for s in answer.sources if s.dense_score is not None), default=None)
+    row.names_source = answer.names_source
     row.sentences = [SentenceRecord(text=s.text, support=s.support, supported=s.supported) for s in answer.sentences]
     row.supported_rate = M.supported_rate([s.supported for s in answer.sentences]) if not answer.refused else None
     row.first_token = answer.timings.get("first_token")

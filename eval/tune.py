@@ -4,7 +4,7 @@ With ``min_relevance = 0`` and ``min_support = 0`` every question reaches the LL
 kept, and each row records the best cosine and every sentence's support score. Raising the thresholds
 only removes things, so the outcome at any (min_relevance, min_support) can be replayed from those rows
 without asking again: refuse when the best cosine is below min_relevance and the question names none
-of the retrieved titles; otherwise keep the sentences whose support reaches min_support and refuse when
+of the retrieved titles (``Answer.names_source``, recorded per row); otherwise keep the sentences whose support reaches min_support and refuse when
 none is left.
 """
 
@@ -14,23 +14,16 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
-from rag import names_paper
-
 from rag.evaluation import metrics as M
 from rag.evaluation.dataset import EvalCase
 from rag.evaluation.run import EvalRow
-
-
-def names_title(question: str, titles: Sequence[str]) -> bool:
-    """The assistant's "question names a paper" abstention rule, applied to the recorded titles."""
-    return any(names_paper(question, t) for t in titles)
 
 
 def replay(row: EvalRow, case: EvalCase | None, min_relevance: float, min_support: float) -> tuple[bool, bool]:
     """(answered, correct) of ``row`` had it been run with these thresholds."""
     if row.error is not None or row.refused:
         return False, False
-    if row.best_relevance is not None and row.best_relevance < min_relevance and not names_title(row.standalone_question, row.source_titles):
+    if row.best_relevance is not None and row.best_relevance < min_relevance and not row.names_source:
         return False, False
     kept = [s.text for s in row.sentences if s.support >= min_support]
     if not kept:

@@ -1,11 +1,13 @@
 """Grounded question answering over research-paper abstracts.
 
-Public API: :class:`Assistant`, :class:`Settings`, :func:`get_settings`, the records
-(:class:`Paper`, :class:`Chunk`, :class:`SearchHit`, :class:`Citation`, :class:`Answer`) and the errors.
+The public API is what this module exports (documented in docs/api.md); everything else is internal
+and may change. The apps (``rag.apps``), the UI (``rag.ui``) and the evaluation harness
+(``rag.evaluation``) use only these names; import-linter enforces it.
 """
 
-from rag.answering.pipeline import names_paper
-from rag.assistant import NO_ANSWER, Assistant
+from rag.answering.pipeline import NO_ANSWER
+from rag.assistant import Assistant
+from rag.corpus import SUPPORTED_SUFFIXES
 from rag.errors import (
     BackendError,
     ConfigError,
@@ -16,13 +18,26 @@ from rag.errors import (
     QuestionError,
     RagError,
 )
-from rag.models.providers import make_embeddings
-from rag.settings import Settings, get_settings, is_loopback
-from rag.types import Answer, AnswerSentence, Chunk, Citation, Paper, SearchHit
+from rag.events import AnswerEvent, ErrorEvent, Event, StatusEvent, TokenEvent
+from rag.filters import parse_where
+from rag.settings import Settings, check_bind, get_settings
+from rag.types import (
+    Answer,
+    AnswerSentence,
+    Chunk,
+    Citation,
+    IngestReport,
+    MetaValue,
+    Paper,
+    Query,
+    SearchHit,
+)
 
 __all__ = [
     "NO_ANSWER",
+    "SUPPORTED_SUFFIXES",
     "Answer",
+    "AnswerEvent",
     "AnswerSentence",
     "Assistant",
     "BackendError",
@@ -30,16 +45,22 @@ __all__ = [
     "Citation",
     "ConfigError",
     "EmptyIndexError",
+    "ErrorEvent",
+    "Event",
     "IndexCorruptError",
     "IndexMismatchError",
     "IngestError",
+    "IngestReport",
+    "MetaValue",
     "Paper",
+    "Query",
     "QuestionError",
     "RagError",
     "SearchHit",
     "Settings",
+    "StatusEvent",
+    "TokenEvent",
+    "check_bind",
     "get_settings",
-    "is_loopback",
-    "make_embeddings",
-    "names_paper",
+    "parse_where",
 ]

@@ -6,23 +6,21 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from rag.answering.pipeline import NO_ANSWER, AnswerPipeline, History, MarkerFilter
+from rag.answering.pipeline import AnswerPipeline, History, MarkerFilter, normalise_history
 from rag.errors import EmptyIndexError, QuestionError, RagError
-from rag.store.index import IngestReport, PaperIndex
-from rag.corpus.ingest import read_corpora
+from rag.store.index import PaperIndex
+from rag.corpus import bundled_corpus, read_corpora
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
-from rag.store.retrieve import HybridRetriever, Mode, Retriever
+from rag.store.retrieve import HybridRetriever, Retriever
 from rag.settings import Settings, get_settings
-from rag.types import Answer, MetaValue, Paper, SearchHit
-
-AnswerMode = Literal["llm", "extractive"]
-
+from rag.events import AnswerEvent, ErrorEvent, Event, StatusEvent, TokenEvent
+from rag.types import Answer, AnswerMode, IngestReport, MetaValue, Paper, Query, RetrievalMode, SearchHit
 
 class Assistant:
     """Grounded question answering over an index of abstracts.
@@ -37,11 +35,11 @@ class Assistant:
     ) -> None:
         self.settings = settings
         self.embeddings = embeddings if embeddings is not None else make_embeddings(settings)
-        self.index = PaperIndex(settings, self.embeddings)
-        self.retriever = Retriever(self.index, settings.retrieval)
+        self._index = PaperIndex(settings, self.embeddings)
+        self._retriever = Retriever(self._index, settings.retrieval)
         self._chat_model = chat_model
         self._chat_lock = threading.Lock()
-        self.pipeline = AnswerPipeline(settings, self._retrieve_for_answer, self._embed, self.chat_model)
+        self._pipeline = AnswerPipeline(settings, self._retrieve_for_answer, self._embed, self.chat_model)
 
     def chat_model(self) -> BaseChatModel:
         """The LLM: the injected one, else built from settings (the embedded server starts on first use)."""
@@ -68,11 +66,11 @@ class Assistant:
         return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)
 
     def _retrieve_for_answer(
-        self, question: str, k: int | None, where: dict[str, Any] | None, mode: Mode | None = None
+        self, question: str, k: int | None, where: dict[str, Any] | None, mode: RetrievalMode | None = None
     ) -> list[SearchHit]:
-        if not self.retriever.open().exists():  # cached after the first call: no round trip per question
+        if not self._retriever.open().exists():  # cached after the first call: no round trip per question
             return []
-        return self.retriever.search(question, k=k, where=where, mode=mode)
+        return self._retriever.search(question, k=k, where=where, mode=mode)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> Assistant:
@@ -99,7 +97,7 @@ class Assistant:
 
     def index_texts(self, papers: Sequence[Paper]) -> list[str]:
         """Exactly the texts :meth:`ingest_papers` would embed for ``papers``, one per chunk (a dry run)."""
-        return self.index.index_texts(papers)
+        return self._index.index_texts(papers)
 
     def ingest_papers(
         self,
@@ -110,16 +108,16 @@ class Assistant:
         progress: Callable[[int, int], None] | None = None,
     ) -> IngestReport:
         if rebuild:
-            self.index.rebuild()
-        return self.index.ingest(papers, prune=prune, progress=progress)
+            self._index.rebuild()
+        return self._index.ingest(papers, prune=prune, progress=progress)
 
     def export_index(self, path: str | Path) -> dict[str, Any]:
         """Write the index (vectors, texts, metadata) to one portable zip; returns chunks, papers, bytes."""
-        return self.index.export(Path(path))
+        return self._index.export(Path(path))
 
     def import_index(self, path: str | Path, *, replace: bool = False) -> dict[str, Any]:
         """Load an :meth:`export_index` file; embeds nothing. The embedding model and chunking must match."""
-        return self.index.import_(Path(path), replace=replace)
+        return self._index.import_(Path(path), replace=replace)
 
     def start_llm(self) -> dict[str, Any]:
         """Start the embedded LLM now rather than on the first question.
@@ -140,34 +138,16 @@ class Assistant:
         self.chat_model()
         return {"assemble_s": t1 - t0, "start_s": t2 - t1, "base_url": server.base_url, "pid": server.pid}
 
-    def prompt_messages(self, question: str, k: int | None = None) -> list[dict[str, str]]:
-        """The exact chat messages the LLM would get for ``question`` (OpenAI format), for benchmarks."""
-        prep = self.pipeline.prepare({"question": self._check_question(question), "k": k, "mode": "llm"})
-        roles = {"system": "system", "human": "user", "ai": "assistant"}
-        return [{"role": roles[m.type], "content": str(m.content)} for m in prep.messages]
-
     @staticmethod
     def bundled_corpus() -> Path:
         """The NeurIPS 2026 abstracts shipped with the package (the demo corpus)."""
-        from rag.corpus.ingest import bundled_corpus
-
         return bundled_corpus()
 
-    def support_of(self, claim: str, question: str, k: int | None = None) -> float:
-        """The verifier's support score of ``claim`` against the sources retrieved for ``question``."""
-        from rag.answering.verify import verify_answer
-
-        prep = self.pipeline.prepare({"question": question, "k": k, "mode": "extractive", "ignore_relevance": True})
-        if not prep.evidence:
-            return 0.0
-        verdicts = verify_answer(claim, prep.evidence, self._embed, min_support=float("inf"))
-        return max((v.support for v in verdicts), default=0.0)
-
     def papers(self) -> list[Paper]:
-        return self.index.papers()
+        return self._index.papers()
 
     def stats(self) -> dict[str, Any]:
-        return self.index.stats()
+        return self._index.stats()
 
     # ------------------------------------------------------------------ retrieval
     def search(
@@ -175,29 +155,31 @@ class Assistant:
         query: str,
         k: int | None = None,
         where: dict[str, MetaValue] | None = None,
-        mode: Mode | None = None,
+        mode: RetrievalMode | None = None,
     ) -> list[SearchHit]:
         """Papers most relevant to ``query``, best first (one hit per paper)."""
         query = self._check_question(query)
-        index = self.retriever.open()
-        hits = self.retriever.search(query, k=k, where=where, mode=mode) if index.exists() else []
+        index = self._retriever.open()
+        hits = self._retriever.search(query, k=k, where=where, mode=mode) if index.exists() else []
         if not hits and index.count_chunks() == 0:  # counted only when nothing was found: a round trip less per search
             raise EmptyIndexError(
                 f"The index in {self.settings.chroma_url or self.settings.data_dir} is empty: run `rag ingest PATH` first."
             )
         return hits
 
-    def as_retriever(self, k: int | None = None, where: dict[str, Any] | None = None, mode: Mode | None = None) -> HybridRetriever:
+    def as_retriever(self, k: int | None = None, where: dict[str, Any] | None = None, mode: RetrievalMode | None = None) -> HybridRetriever:
         """A LangChain ``BaseRetriever`` over this assistant's index."""
-        return HybridRetriever(retriever=self.retriever, k=k, where=where, mode=mode)
+        return HybridRetriever(retriever=self._retriever, k=k, where=where, mode=mode)
 
     def _check_question(self, question: str) -> str:
         q = (question or "").strip()
         if not q:
-            raise QuestionError("The question is empty.")
+            raise QuestionError("The question is empty.", code="empty_question")
         limit = self.settings.answer.max_question_chars
         if len(q) > limit:
-            raise QuestionError(f"The question has {len(q)} characters; the limit is {limit} (RAG_ANSWER__MAX_QUESTION_CHARS).")
+            raise QuestionError(
+                f"The question has {len(q)} characters; the limit is {limit} (RAG_ANSWER__MAX_QUESTION_CHARS).", code="question_too_long"
+            )
         return q
 
     # ------------------------------------------------------------------ answers
@@ -208,7 +190,7 @@ class Assistant:
         k: int | None = None,
         filters: dict[str, MetaValue] | None = None,
         mode: AnswerMode | None = None,
-        retrieval_mode: Mode | None = None,
+        retrieval_mode: RetrievalMode | None = None,
         temperature: float | None = None,
     ) -> Answer:
         """A grounded answer whose every claim cites a retrieved abstract, or a refusal.
@@ -217,14 +199,14 @@ class Assistant:
         dicts); a follow-up is rewritten into ``Answer.standalone_question`` before retrieval.
         ``retrieval_mode`` ("hybrid", "dense", "bm25") and ``temperature`` override the settings for this question.
         """
-        answer: Answer | None = None
         for event in self.stream(
             question, history=history, k=k, filters=filters, mode=mode, retrieval_mode=retrieval_mode, temperature=temperature
         ):
-            if event["type"] == "answer":
-                answer = event["answer"]
-        assert answer is not None  # stream always ends with an answer event
-        return answer
+            if isinstance(event, AnswerEvent):
+                return event.answer
+            if isinstance(event, ErrorEvent):
+                raise event.error
+        raise AssertionError("a stream ends with an AnswerEvent or an ErrorEvent")  # pragma: no cover
 
     def stream(
         self,
@@ -233,25 +215,37 @@ class Assistant:
         k: int | None = None,
         filters: dict[str, MetaValue] | None = None,
         mode: AnswerMode | None = None,
-        retrieval_mode: Mode | None = None,
+        retrieval_mode: RetrievalMode | None = None,
         temperature: float | None = None,
-    ) -> Iterator[dict[str, Any]]:
-        """Events: ``{"type": "status", "standalone_question", "sources"}`` once retrieval is done, then
-        ``{"type": "token", "text"}`` as the model writes (markers that resolve to nothing are held
-        back and dropped), then exactly one ``{"type": "answer", "answer": Answer}`` with the verified result."""
-        question = self._check_question(question)
-        mode = mode or self.settings.answer.mode
-        prep = self.pipeline.prepare(
-            {"question": question, "history": history, "k": k, "where": filters, "mode": mode, "retrieval_mode": retrieval_mode}
+    ) -> Iterator[Event]:
+        """The answer as typed events (see :mod:`rag.events`): one :class:`StatusEvent` once retrieval is done,
+        :class:`TokenEvent` as the model writes (markers that resolve to nothing are held back and dropped),
+        then exactly one :class:`AnswerEvent` with the verified result, or one :class:`ErrorEvent`.
+        A bad question raises :class:`QuestionError` before the first event."""
+        query = Query(
+            question=self._check_question(question),
+            history=tuple(normalise_history(history)),
+            k=k,
+            where=filters,
+            mode=mode or self.settings.answer.mode,
+            retrieval_mode=retrieval_mode,
+            temperature=temperature,
         )
-        yield {"type": "status", "standalone_question": prep.standalone, "sources": prep.hits}
-        if mode == "extractive":
-            raw = self.pipeline.extractive(prep)
-            yield {"type": "token", "text": raw}
-            yield {"type": "answer", "answer": self.pipeline.finalize(prep, raw, "extractive")}
+        try:
+            yield from self._answer_events(query)
+        except RagError as e:
+            yield ErrorEvent(e)
+
+    def _answer_events(self, query: Query) -> Iterator[Event]:
+        prep = self._pipeline.prepare(query)
+        yield StatusEvent(prep.standalone, prep.hits)
+        if query.mode == "extractive":
+            raw = self._pipeline.extractive(prep)
+            yield TokenEvent(raw)
+            yield AnswerEvent(self._pipeline.finalize(prep, raw, "extractive"))
             return
         if prep.refuse_reason is not None:
-            yield {"type": "answer", "answer": self.pipeline.finalize(prep, "", "llm")}
+            yield AnswerEvent(self._pipeline.finalize(prep, "", "llm"))
             return
         if prep.llm_error is not None and is_llm_failure(prep.llm_error) and not self._embedded_server_died():
             # the endpoint failed the condense call after the client's retries: asking again would only wait again
@@ -263,8 +257,8 @@ class Assistant:
         shown = MarkerFilter({e.n for e in prep.evidence})
         for attempt in (1, 2):
             try:
-                overrides = {} if temperature is None else {"temperature": temperature}
-                for token, meta in self.pipeline.stream_tokens(prep, **overrides):
+                overrides = {} if query.temperature is None else {"temperature": query.temperature}
+                for token, meta in self._pipeline.stream_tokens(prep, **overrides):
                     if meta:
                         usage = meta
                     if not token:
@@ -274,7 +268,7 @@ class Assistant:
                     parts.append(token)
                     visible = shown.feed(token)
                     if visible:
-                        yield {"type": "token", "text": visible}
+                        yield TokenEvent(visible)
                 break
             except RagError:
                 raise
@@ -284,10 +278,10 @@ class Assistant:
                 raise describe_llm_error(e, self.settings) from e
         tail = shown.flush()
         if tail:
-            yield {"type": "token", "text": tail}
+            yield TokenEvent(tail)
         extra = {
             "timings": {"first_token": first or 0.0, "generation": time.perf_counter() - start},
             "prompt_tokens": int(usage.get("input_tokens") or prep.prompt_tokens),
             "completion_tokens": int(usage.get("output_tokens") or 0),
         }
-        yield {"type": "answer", "answer": self.pipeline.finalize(prep, "".join(parts), "llm", extra)}
+        yield AnswerEvent(self._pipeline.finalize(prep, "".join(parts), "llm", extra))

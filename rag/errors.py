@@ -1,6 +1,6 @@
 """Errors the library raises. Every message says what went wrong and how to fix it.
 
-Only ``rag/cli.py`` turns these into exit codes; ``ui/`` catches them for display.
+Only ``rag.apps.cli`` turns these into exit codes, ``rag.apps.http_api`` into HTTP statuses; ``rag.ui`` catches them for display.
 """
 
 from __future__ import annotations
@@ -35,7 +35,11 @@ class BackendError(RagError):
 
 
 class QuestionError(RagError):
-    """The question is empty or too long."""
+    """The question is empty or too long; ``code`` says which ('empty_question', 'question_too_long')."""
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 # an API key ("task-specific" is no key), a bearer token, the user:password of a URL (http://ann:pw@host)

@@ -51,6 +51,9 @@ class EmbeddingSettings(_Group):
     api_key: SecretStr | None = Field(default=None, description="API key of the embeddings endpoint.")
     threads: int = Field(default=2, ge=1, description="CPU threads for the local embedding model.")
     batch_size: int = Field(default=8, ge=1, description="Texts per embedding batch (8 measured fastest per CPU-second, least memory).")
+    cache: bool = Field(
+        default=True, description="Keep computed embeddings on disk, keyed by (model, text hash): re-ingests embed nothing twice."
+    )
 
 
 class ChunkSettings(_Group):
@@ -228,6 +231,25 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def check_bind(settings: Settings, host: str, surface: Literal["ui", "server"]) -> None:
+    """Refuse to serve ``surface`` beyond this machine without a login (the one place for this rule).
+
+    The web UI needs ``RAG_UI__AUTH``; the HTTP API needs ``RAG_SERVER__API_TOKEN``. Loopback needs neither.
+    """
+    if is_loopback(host):
+        return
+    if surface == "ui" and settings.ui.auth is None:
+        raise ConfigError(
+            f"Refusing to serve the UI on {host} without a login: set RAG_UI__AUTH=user:password "
+            "(or RAG_UI_AUTH), or bind to 127.0.0.1."
+        )
+    if surface == "server" and settings.server.api_token is None:
+        raise ConfigError(
+            f"Refusing to serve on {host} without authentication: set RAG_SERVER__API_TOKEN "
+            "(clients send 'Authorization: Bearer <token>'), or bind to 127.0.0.1."
+        )
 
 
 def get_settings(**overrides: Any) -> Settings:

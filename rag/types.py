@@ -2,18 +2,49 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 MetaValue = str | int | float | bool
+"""A metadata value as Chroma stores it (and as filters compare it)."""
+
+
+def chunk_id_for(paper_id: str, index: int) -> str:
+    """The id of a paper's ``index``-th chunk: ``"<paper_id>#<index>"`` (the one place that builds it)."""
+    return f"{paper_id}#{index}"
+
+
+def paper_of_chunk(chunk_id: str) -> str:
+    """The paper id inside a :func:`chunk_id_for` id (paper ids may themselves contain ``#``)."""
+    return chunk_id.rsplit("#", 1)[0]
+
+
+Role = Literal["user", "assistant"]
+AnswerMode = Literal["llm", "extractive"]
+RetrievalMode = Literal["hybrid", "dense", "bm25"]
+
+
+class Query(BaseModel):
+    """One question as the answer pipeline takes it (what :meth:`rag.Assistant.ask` builds from its arguments)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question: str = Field(description="The question as asked (already checked: not empty, not too long).")
+    history: tuple[tuple[Role, str], ...] = Field(default=(), description="Earlier turns, oldest first.")
+    k: int | None = Field(default=None, description="Papers to retrieve (None: settings.retrieval.k).")
+    where: dict[str, MetaValue] | None = Field(default=None, description="Metadata filter (equality on every key).")
+    mode: AnswerMode = Field(default="llm", description="'llm' writes an answer; 'extractive' quotes sentences.")
+    retrieval_mode: RetrievalMode | None = Field(default=None, description="None: settings.retrieval.mode.")
+    temperature: float | None = Field(default=None, description="Sampling temperature for this question (None: settings).")
 
 
 class Paper(BaseModel):
     """One abstract as read from a corpus file.
 
     ``abstract`` is the original text, kept verbatim for display and quoting; the indexed text is
-    derived from it by :func:`rag.corpus.ingest.normalise_text`.
+    derived from it by :func:`rag.corpus.text.normalise_text`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -111,6 +142,9 @@ class Answer(BaseModel):
     mode: Literal["llm", "extractive"] = "llm"
     timings: dict[str, float] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
+    names_source: bool = Field(
+        default=False, description="The question names a retrieved paper by title or acronym (it passes the relevance gate)."
+    )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,4 +158,30 @@ class Answer(BaseModel):
             "mode": self.mode,
             "timings": self.timings,
             "tokens": self.tokens,
+        }
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did."""
+
+    papers_seen: int = 0
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)  # papers left incomplete by an interrupted ingest, rewritten
+    chunks_written: int = 0
+    embedded: int = 0  # texts the embedding model actually computed (cache misses)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "papers_seen": self.papers_seen,
+            "added": len(self.added),
+            "updated": len(self.updated),
+            "unchanged": self.unchanged,
+            "removed": len(self.removed),
+            "repaired": len(self.repaired),
+            "chunks_written": self.chunks_written,
+            "embedded": self.embedded,
         }

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rag import NO_ANSWER, Assistant, QuestionError
+from rag import NO_ANSWER, AnswerEvent, Assistant, Query, QuestionError, StatusEvent, TokenEvent
 from tests.conftest import paper_id_containing
 from tests.fakes import ScriptedChatModel, evidence_number, last_question
 
@@ -127,14 +127,14 @@ def test_empty_and_overlong_questions_are_rejected(seed_assistant: Any) -> None:
 def test_stream_yields_status_then_tokens_then_the_verified_answer(seed_assistant: Any) -> None:
     a, _ = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}][9].")
     events = list(a.stream(WILDBOX_Q, k=3))
-    kinds = [e["type"] for e in events]
-    assert kinds[0] == "status" and kinds[-1] == "answer" and set(kinds[1:-1]) == {"token"}
+    kinds = [type(e) for e in events]
+    assert kinds[0] is StatusEvent and kinds[-1] is AnswerEvent and set(kinds[1:-1]) == {TokenEvent}
     assert len(kinds) > 5  # really streamed in pieces
-    streamed = "".join(e["text"] for e in events if e["type"] == "token")
-    final = events[-1]["answer"]
+    streamed = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    final = events[-1].answer
     assert "[9]" not in streamed  # a marker split over tokens was held back and dropped
     assert f"[{final.citations[0].n}]" in streamed and f"[{final.citations[0].n}]" in final.text
-    assert events[0]["standalone_question"] == WILDBOX_Q
+    assert events[0].standalone_question == WILDBOX_Q
 
 
 def test_evidence_is_trimmed_to_the_token_budget(seed_assistant: Any) -> None:
@@ -198,7 +198,7 @@ def test_extractive_mode_cites_sentences_without_an_llm(seed_assistant: Any) -> 
 
 def test_lcel_runnable_gives_the_same_verified_answer(seed_assistant: Any) -> None:
     a, _ = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}] [8].")
-    ans = a.pipeline.as_runnable().invoke({"question": WILDBOX_Q, "k": 3})
+    ans = a._pipeline.as_runnable().invoke(Query(question=WILDBOX_Q, k=3))
     assert "[8]" not in ans.text and ans.citations[0].title == "WildBox"
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from rag import Answer, Assistant
+from rag import Answer, AnswerEvent, Assistant, StatusEvent, TokenEvent
 from tests.conftest import free_port, paper_id_containing
 from tests.fakes import ScriptedChatModel, last_question
 
@@ -199,19 +199,19 @@ def test_twenty_concurrent_streams_are_well_ordered_and_their_own(
     streams, peak = run_at_once(lambda c: _collect(assistant, c))
     assert peak > 1
     for case, events in zip(CASES, streams):
-        kinds = [e["type"] for e in events]
-        assert kinds[0] == "status" and kinds[-1] == "answer", kinds
-        assert set(kinds[1:-1]) <= {"token"} and kinds.count("status") == kinds.count("answer") == 1, kinds
-        status, answer = events[0], events[-1]["answer"]
+        kinds = [type(e) for e in events]
+        assert kinds[0] is StatusEvent and kinds[-1] is AnswerEvent, kinds
+        assert set(kinds[1:-1]) <= {TokenEvent} and kinds.count(StatusEvent) == kinds.count(AnswerEvent) == 1, kinds
+        status, answer = events[0], events[-1].answer
         assert isinstance(answer, Answer)
         check_answer(answer.to_json(), case, seed_assistant)
-        assert status["standalone_question"] == answer.standalone_question
-        assert {h.paper_id for h in answer.sources} <= {h.paper_id for h in status["sources"]}
-        draft = "".join(e["text"] for e in events if e["type"] == "token")
+        assert status.standalone_question == answer.standalone_question
+        assert {h.paper_id for h in answer.sources} <= {h.paper_id for h in status.sources}
+        draft = "".join(e.text for e in events if isinstance(e, TokenEvent))
         if case.keyword:
             assert len(kinds) > 3, kinds  # streamed in pieces
             assert re.search(case.keyword, draft, re.I), draft  # the tokens are this question's answer
-            assert {h.paper_id for h in status["sources"]} >= {c.paper_id for c in answer.citations}
+            assert {h.paper_id for h in status.sources} >= {c.paper_id for c in answer.citations}
         else:
             assert draft == "" and answer.refused
 

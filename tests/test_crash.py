@@ -81,12 +81,12 @@ def _kill_when(proc: subprocess.Popen[str], done_at_least: int, extra_delay: flo
 
 
 def _check_index_exact(assistant: Assistant, records: list[dict[str, Any]]) -> None:
-    index = assistant.index
+    index = assistant._index
     papers = {p.paper_id: p for p in assistant.read([assistant.settings.data_dir / "corpus.jsonl"])}
     assert set(papers) == {r["id"] for r in records}
     chunk_ids: list[str] = []
     per_paper: dict[str, set[int]] = {}
-    for cid, meta in index._iter_all():
+    for cid, meta in index.iter_all():
         chunk_ids.append(cid)
         per_paper.setdefault(meta["_paper_id"], set()).add(int(meta["_chunk"]))
     assert len(chunk_ids) == len(set(chunk_ids)), "duplicate chunks"
@@ -148,7 +148,7 @@ def test_a_paper_left_incomplete_is_repaired(tmp_path: Path) -> None:
     )
     assistant = Assistant(Settings(data_dir=tmp_path / "d", **FAST))
     assistant.ingest([corpus])
-    col = assistant.index.collection
+    col = assistant._index.collection
     ids = col.get(where={"_paper_id": "long"})["ids"]
     assert len(ids) >= 3
     # A paper missing its last chunk, the generation untouched: BM25's manifest (3 chunks) then
@@ -167,7 +167,7 @@ def test_second_ingest_waits_for_the_first_or_fails_clearly(tmp_path: Path, seed
     lock.acquire()
     try:
         with pytest.raises(IngestError, match="Another ingest holds .*wait for it to finish"):
-            assistant.index.ingest(assistant.read([seed_corpus]), lock_timeout=0.5)
+            assistant._index.ingest(assistant.read([seed_corpus]), lock_timeout=0.5)
         # A waiting ingest proceeds as soon as the lock is released.
         result: dict[str, Any] = {}
         waiter = threading.Thread(target=lambda: result.update(report=Assistant(settings).ingest([seed_corpus])))

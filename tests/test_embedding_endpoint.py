@@ -105,4 +105,4 @@ def test_unreachable_embeddings_server_is_a_clear_error_and_writes_nothing(tmp_p
     message = str(info.value)
     assert f"127.0.0.1:{port}" in message and "sk-local-test" not in message
     assert "\n" not in message
-    assert assistant.index.count_chunks() == 0
+    assert assistant._index.count_chunks() == 0

@@ -178,7 +178,7 @@ def test_replay_applies_both_thresholds() -> None:
     assert replay(row, case, 0.3, 0.6) == (True, True)
     assert replay(row, case, 0.5, 0.6) == (False, False)  # below relevance, names no title
     assert replay(row, case, 0.3, 0.8) == (False, False)  # no sentence left
-    named = row.model_copy(update={"standalone_question": "How many bugs did WiREBench find?"})
+    named = row.model_copy(update={"names_source": True})  # the answer recorded that the question names a source
     assert replay(named, case, 0.5, 0.6) == (True, True)
     points = sweep([row], {"a": case}, relevance_grid=[0.3, 0.5], support_grid=[0.6, 0.8])
     assert choose(points, current=(0.3, 0.6)).min_relevance == 0.3

@@ -55,7 +55,7 @@ def test_import_with_another_embedding_model_is_refused(seed_assistant: Assistan
     other = Assistant(Settings(data_dir=tmp_path / "t", embedding={"model": "wordllama-l2-supercat-256"}))
     with pytest.raises(IndexMismatchError, match="RAG_EMBEDDING__MODEL"):
         other.import_index(export)
-    assert other.index.count_chunks() == 0
+    assert other._index.count_chunks() == 0
 
 
 def test_damaged_or_foreign_files_are_clear_errors(tmp_path: Path, embeddings: Any) -> None:

@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from rag import Assistant, BackendError, RagError, Settings
+from rag import AnswerEvent, Assistant, BackendError, ErrorEvent, Event, RagError, Settings, TokenEvent
 from rag.apps.cli import cli
 from rag.apps.http_api import create_app
 from rag.settings import LLMSettings
@@ -221,15 +221,14 @@ def with_llm(base: Assistant, url: str) -> Assistant:
     return Assistant(base.settings.model_copy(update={"llm": llm}), embeddings=base.embeddings)
 
 
-def stream_timed(a: Assistant, question: str = QUESTION, **kw: Any) -> tuple[list[dict[str, Any]], RagError | None, float]:
-    """Every event ``Assistant.stream`` yielded, the error it raised (if any) and the seconds it took."""
-    events: list[dict[str, Any]] = []
+def stream_timed(a: Assistant, question: str = QUESTION, **kw: Any) -> tuple[list[Event], RagError | None, float]:
+    """Every event ``Assistant.stream`` yielded, the error its ErrorEvent carried (if any) and the seconds it took."""
+    events: list[Event] = []
     t = time.monotonic()
-    try:
-        for event in a.stream(question, mode="llm", **kw):
-            events.append(event)
-    except RagError as e:
-        return events, e, time.monotonic() - t
+    for event in a.stream(question, mode="llm", **kw):
+        if isinstance(event, ErrorEvent):
+            return events, event.error, time.monotonic() - t
+        events.append(event)
     return events, None, time.monotonic() - t
 
 
@@ -272,8 +271,8 @@ def test_llm_fault_is_one_clear_line_within_the_timeout(tiny: Assistant, llm_ser
     if mode in ("hang", "slow"):  # every attempt waited the whole timeout: the timeout, not luck, ended it
         assert elapsed >= TIMEOUT * (RETRIES + 1)
     assert len(llm_server.arrivals) == requests
-    assert not [e for e in events if e["type"] == "answer"]  # nothing is ever presented as the verified answer
-    shown = "".join(e["text"] for e in events if e["type"] == "token")
+    assert not [e for e in events if isinstance(e, AnswerEvent)]  # nothing is ever presented as the verified answer
+    shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
     if draft:  # the draft that streamed is disowned by the message, and was not retried
         assert shown and f"partial answer ({len(shown)} characters) was discarded" in message
     else:
@@ -284,7 +283,9 @@ def test_retries_back_off_and_the_answer_arrives(tiny: Assistant, llm_server: Fa
     llm_server.fail_first = 2
     events, error, elapsed = stream_timed(with_llm(tiny, llm_server.url))
     assert error is None
-    answer = events[-1]["answer"]
+    final = events[-1]
+    assert isinstance(final, AnswerEvent)
+    answer = final.answer
     assert not answer.refused and [c.paper_id for c in answer.citations] == [GRAPHENE]
     assert "thermal conductivity" in answer.text
     first, second = llm_server.gaps()  # three requests: 500, 500, 200
@@ -304,7 +305,9 @@ def test_timeout_bounds_silence_not_a_steadily_streamed_answer(tiny: Assistant, 
     llm_server.mode, llm_server.delay = "trickle", 0.25  # ~17 words: longer than the timeout in total
     events, error, elapsed = stream_timed(with_llm(tiny, llm_server.url))
     assert error is None and elapsed > TIMEOUT
-    assert not events[-1]["answer"].refused and [c.paper_id for c in events[-1]["answer"].citations] == [GRAPHENE]
+    final = events[-1]
+    assert isinstance(final, AnswerEvent)
+    assert not final.answer.refused and [c.paper_id for c in final.answer.citations] == [GRAPHENE]
 
 
 def test_failed_condense_call_is_not_followed_by_a_second_round_of_retries(tiny: Assistant, llm_server: FaultyLLM) -> None:

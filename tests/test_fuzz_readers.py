@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from rag import IngestError, Paper
 from rag.apps.cli import cli
-from rag.corpus.ingest import normalise_text, read_corpora
+from rag.corpus import normalise_text, read_corpora
 
 DATA = Path(__file__).parent / "data"
 FUZZ = settings(max_examples=200, deadline=None, database=None, print_blob=True,

@@ -30,7 +30,7 @@ def test_ingest_writes_every_paper_and_records_the_model(make_assistant: Callabl
     stats = a.stats()
     assert stats["papers"] == 3 and stats["chunks"] == 3
     assert stats["embedding_model"] == "all-MiniLM-L6-v2-int8" and stats["dimension"] == 384
-    meta = a.index.collection.metadata
+    meta = a._index.collection.metadata
     assert meta["embedding_model"] == "all-MiniLM-L6-v2-int8" and meta["chunk_max_tokens"] == 220
 
 
@@ -113,7 +113,7 @@ def test_search_on_empty_index_says_to_ingest(make_assistant: Callable[..., Any]
 def test_bm25_is_rebuilt_when_out_of_sync(make_assistant: Callable[..., Any]) -> None:
     a = make_assistant()
     a.ingest_papers(_papers())
-    bm25_dir = a.index._bm25_dir()
+    bm25_dir = a._index._bm25_dir()
     chunks = json.loads((bm25_dir / "chunks.json").read_text())
     assert sorted(chunks["ids"]) == ["p1#0", "p2#0", "p3#0"]
     # simulate a crash after Chroma was written but before BM25 was: stale BM25 on disk
@@ -136,8 +136,8 @@ def test_chunk_offsets_point_into_the_original_abstract(seed_assistant: Any) -> 
 def test_stored_metadata_rebuilds_exactly_the_indexed_text(seed_corpus: Path) -> None:
     """Chroma keeps no documents: BM25 and exports rebuild each chunk's text from its metadata."""
     from rag.corpus.chunking import chunk_paper
-    from rag.store.index import chunk_metadata, document_of, index_text
-    from rag.corpus.ingest import read_corpora
+    from rag.store.metadata import chunk_metadata, document_of, index_text
+    from rag.corpus import read_corpora
     from rag.settings import Settings
 
     chunking = Settings().chunking.model_dump()
@@ -154,7 +154,7 @@ def test_stored_metadata_rebuilds_exactly_the_indexed_text(seed_corpus: Path) ->
 def test_internal_fields_are_packed_into_one_metadata_key(make_assistant: Callable[..., Any], backend: str) -> None:
     a = make_assistant()
     a.ingest_papers(_papers())
-    stored = a.index.collection.get(ids=["p3#0"], include=["metadatas"])["metadatas"][0]
+    stored = a._index.collection.get(ids=["p3#0"], include=["metadatas"])["metadatas"][0]
     # Filterable keys stay separate (Chroma filters on them); the rest is one JSON string.
     assert set(stored) == {"_paper_id", "_p", "venue", "year", "track"}
     assert json.loads(stored["_p"])["_abstract"] == _papers()[2].abstract
@@ -164,17 +164,17 @@ def test_internal_fields_are_packed_into_one_metadata_key(make_assistant: Callab
 
 def test_index_written_with_unpacked_metadata_still_reads(make_assistant: Callable[..., Any]) -> None:
     """Indexes built before packing hold every internal key separately; they search and re-ingest as before."""
-    from rag.store.index import chunk_metadata
+    from rag.store.metadata import chunk_metadata
     from rag.corpus.chunking import chunk_paper
 
     a = make_assistant()
     papers = _papers()
-    col = a.index.collection
+    col = a._index.collection
     for p in papers:
         chunks = chunk_paper(p, **a.settings.chunking.model_dump())
         col.upsert(
             ids=[c.chunk_id for c in chunks],
-            embeddings=a.embeddings.embed_documents([a.index.index_texts([p])[c.index] for c in chunks]),
+            embeddings=a.embeddings.embed_documents([a._index.index_texts([p])[c.index] for c in chunks]),
             metadatas=[chunk_metadata(p, c, len(chunks)) for c in chunks],
         )
     col.modify(metadata=dict(col.metadata) | {"generation": "written-by-an-older-version"})
@@ -188,18 +188,18 @@ def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: C
     a = make_assistant()
     a.ingest([seed_corpus])
     reads: list[int] = []
-    original = a.index._iter_all
+    original = a._index.iter_all
 
     def counting() -> Any:
         reads.append(1)
         return original()
 
-    a.index._iter_all = counting  # type: ignore[method-assign]
+    a._index.iter_all = counting  # type: ignore[method-assign]
     again = a.ingest([seed_corpus])
     assert again.unchanged == 19 and reads == []  # BM25's manifest said what is indexed
 
     # Once the collection changes under it (another writer, a killed ingest), the manifest is not trusted.
-    col = a.index.collection
+    col = a._index.collection
     col.modify(metadata=dict(col.metadata) | {"generation": "changed-elsewhere"})
     col.delete(ids=[col.get(limit=1)["ids"][0]])
     third = a.ingest([seed_corpus])
@@ -210,23 +210,23 @@ def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: C
 def test_a_partial_bm25_snapshot_under_the_current_generation_is_not_trusted(make_assistant: Callable[..., Any]) -> None:
     """A snapshot holding fewer chunks than Chroma (taken half-way through a write) is detected by count."""
     from rag.assistant import Assistant
-    from rag.store.index import _BM25Input
+    from rag.store.bm25 import BM25Input
 
     a = make_assistant()
     a.ingest_papers(_papers())
-    index = a.index
-    cid, meta = next(iter(index._iter_all()))
-    partial = _BM25Input()
+    index = a._index
+    cid, meta = next(iter(index.iter_all()))
+    partial = BM25Input()
     partial.add(cid, "partial", meta)
     generation = index.collection.metadata["generation"]
-    index._build_bm25(generation, partial)  # saved, trusted generation
+    index.build_bm25(generation, partial)  # saved, trusted generation
 
     b = Assistant(a.settings, embeddings=a.embeddings)  # a new process: loads the snapshot from disk
-    assert len(b.index.bm25.ids) == 1
+    assert len(b._index.bm25.ids) == 1
     new = Paper(paper_id="p4", title="Penguin gait", abstract="We film penguins walking on ice.")
     report = b.ingest_papers([*_papers(), new])
     assert report.unchanged == 3 and report.added == ["p4"] and report.embedded == 1
-    assert sorted(b.index.bm25.ids) == sorted(cid for cid, _m in b.index._iter_all())
+    assert sorted(b._index.bm25.ids) == sorted(cid for cid, _m in b._index.iter_all())
     assert b.search("penguins walking", k=1, mode="bm25")[0].paper_id == "p4"
     assert b.search("zebras drone video", k=1, mode="bm25")[0].paper_id == "p1"
 
@@ -240,9 +240,9 @@ def test_a_reader_saves_no_bm25_while_an_ingest_holds_the_writer_lock(make_assis
 
     a = make_assistant()
     a.ingest_papers(_papers())
-    bm25_dir = a.index._bm25_dir()
+    bm25_dir = a._index._bm25_dir()
     shutil.rmtree(bm25_dir)
-    lock = FileLock(str(a.index._lock_path()))
+    lock = FileLock(str(a._index._lock_path()))
     lock.acquire(timeout=5)  # as another process's ingest would
     try:
         reader = Assistant(a.settings, embeddings=a.embeddings)

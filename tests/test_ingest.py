@@ -1,4 +1,4 @@
-"""rag.corpus.ingest: every reader, every bad input, ids, dedupe, normalisation and derived titles."""
+"""rag.corpus: every reader, every bad input, ids, dedupe, normalisation and derived titles."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rag.errors import IngestError
-from rag.corpus.ingest import (
+from rag.corpus import (
     bundled_corpus,
     derive_title,
     load_corpora,

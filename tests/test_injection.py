@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rag import NO_ANSWER, Answer, Assistant, Settings
+from rag import NO_ANSWER, Answer, Assistant, Query, Settings
 from rag.answering.pipeline import format_evidence, is_evidence, neutralise
 from rag.answering.verify import Evidence, is_instruction
 from tests.conftest import DATA
@@ -77,7 +77,7 @@ def with_llm(base: Assistant, reply: Callable[[str], str]) -> tuple[Assistant, S
 
 def sources_block(assistant: Assistant, question: str) -> str:
     """The user message the model would get for ``question`` ("" when refused before the LLM)."""
-    prep = assistant.pipeline.prepare({"question": question, "mode": "llm"})
+    prep = assistant._pipeline.prepare(Query(question=question, mode="llm"))
     if prep.refuse_reason is not None:
         return ""  # refused before any evidence was formatted
     user = str(prep.messages[1].content)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rag import NO_ANSWER, Assistant, BackendError, Settings
+from rag import NO_ANSWER, AnswerEvent, Assistant, BackendError, Settings, TokenEvent
 from tests.conftest import free_port, paper_id_containing
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
@@ -63,9 +63,9 @@ def test_embedded_llm_refuses_what_the_abstracts_do_not_say(llm_assistant: Assis
 
 def test_streaming_with_the_real_model_ends_with_verified_citations(llm_assistant: Assistant) -> None:
     events = list(llm_assistant.stream("How many failed trajectories does Who&When Pro contain?"))
-    tokens = [e for e in events if e["type"] == "token"]
-    assert len(tokens) > 3 and events[-1]["type"] == "answer"
-    final = events[-1]["answer"]
+    tokens = [e for e in events if isinstance(e, TokenEvent)]
+    assert len(tokens) > 3 and isinstance(events[-1], AnswerEvent)
+    final = events[-1].answer
     assert not final.refused and final.citations
     assert all(f"[{c.n}]" in final.text for c in final.citations)
 

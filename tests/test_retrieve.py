@@ -143,7 +143,7 @@ def _exact_nearest(a: Any, vector: list[float], n: int, venue: str) -> list[str]
     """Brute force over every stored vector: the true ``n`` nearest chunks of ``venue``."""
     import numpy as np
 
-    got = a.index.collection.get(include=["embeddings", "metadatas"])
+    got = a._index.collection.get(include=["embeddings", "metadatas"])
     keep = [i for i, m in enumerate(got["metadatas"]) if m.get("venue") == venue]
     if not keep:
         return []
@@ -161,22 +161,22 @@ def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(venue_assis
     import collections
 
     a = venue_assistant
-    counts = collections.Counter(m.get("venue") for m in a.index.bm25.meta)
+    counts = collections.Counter(m.get("venue") for m in a._index.bm25.meta)
     ranked = [v for v, _n in counts.most_common()]
     vector = a.embeddings.embed_query(query)
     answered_by_overfetch = []
     for venue in [ranked[0], ranked[len(ranked) // 2], ranked[-1], "no-such-venue"]:
         where = {"venue": venue}
         fallbacks: list[int] = []
-        dense_search = a.index.dense_search
-        a.index.dense_search = lambda v, n, w: fallbacks.append(n) or dense_search(v, n, w)  # type: ignore[method-assign]
+        dense_search = a._index.dense_search
+        a._index.dense_search = lambda v, n, w: fallbacks.append(n) or dense_search(v, n, w)  # type: ignore[method-assign]
         try:
-            ours = a.retriever._dense(vector, 50, where)
+            ours = a._retriever._dense(vector, 50, where)
         finally:
-            del a.index.dense_search
+            del a._index.dense_search
         if not fallbacks:
             answered_by_overfetch.append(venue)
-        chroma = a.index.dense_search(vector, 50, where)
+        chroma = a._index.dense_search(vector, 50, where)
         exact = _exact_nearest(a, vector, 50, venue)
         assert len(ours) == len(chroma) == len(exact), venue
         assert all(h.metadata.get("venue") == venue for h in ours)
@@ -194,21 +194,21 @@ def test_filters_whose_semantics_could_differ_from_chromas_go_to_chroma(venue_as
     matter (a float for an int column, a bool, an operator) are left to Chroma, which stays the reference."""
     a = venue_assistant
     vector = a.embeddings.embed_query("semantic parsing")
-    year = next(m["year"] for m in a.index.bm25.meta if m.get("year") is not None)
+    year = next(m["year"] for m in a._index.bm25.meta if m.get("year") is not None)
     assert type(year) is int
     def dense(where: dict[str, Any]) -> tuple[list[Any], bool]:
         fallbacks: list[int] = []
-        dense_search = a.index.dense_search
-        a.index.dense_search = lambda v, n, w: fallbacks.append(n) or dense_search(v, n, w)  # type: ignore[method-assign]
+        dense_search = a._index.dense_search
+        a._index.dense_search = lambda v, n, w: fallbacks.append(n) or dense_search(v, n, w)  # type: ignore[method-assign]
         try:
-            return a.retriever._dense(vector, 20, where), bool(fallbacks)
+            return a._retriever._dense(vector, 20, where), bool(fallbacks)
         finally:
-            del a.index.dense_search
+            del a._index.dense_search
 
     hits, fell_back = dense({"year": year})
     assert not fell_back and hits and all(type(h.metadata["year"]) is int and h.metadata["year"] == year for h in hits)
     for where in ({"year": float(year)}, {"year": {"$gte": year}}):
         hits, fell_back = dense(where)
         assert fell_back, where
-        assert [h.chunk_id for h in hits] == [h.chunk_id for h in a.index.dense_search(vector, 20, where)]
+        assert [h.chunk_id for h in hits] == [h.chunk_id for h in a._index.dense_search(vector, 20, where)]
     assert hits and all(h.metadata["year"] >= year for h in hits)  # the operator filter, applied by Chroma

@@ -22,7 +22,8 @@ from pydantic import SecretStr
 
 from rag import Assistant, ConfigError
 from rag.apps.cli import cli
-from rag.apps.http_api import check_bind, create_app
+from rag.apps.http_api import create_app
+from rag.settings import check_bind
 from rag.settings import Settings
 from tests.conftest import free_port
 from tests.fakes import ScriptedChatModel
@@ -205,11 +206,11 @@ def test_token_is_required_and_accepted_and_never_echoed(seed_assistant: Assista
 
 
 def test_non_loopback_bind_needs_a_token(seed_assistant: Assistant, tmp_path: Path) -> None:
-    check_bind("127.0.0.1", seed_assistant)
-    check_bind("::1", seed_assistant)
-    check_bind("localhost", seed_assistant)
+    check_bind(seed_assistant.settings, "127.0.0.1", "server")
+    check_bind(seed_assistant.settings, "::1", "server")
+    check_bind(seed_assistant.settings, "localhost", "server")
     with pytest.raises(ConfigError, match="RAG_SERVER__API_TOKEN"):
-        check_bind("0.0.0.0", seed_assistant)
+        check_bind(seed_assistant.settings, "0.0.0.0", "server")
     env = {"RAG_DATA_DIR": str(tmp_path), "RAG_CONFIG": str(tmp_path / "none.toml")}
     r = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", str(free_port())], env=env)
     assert r.exit_code == 1 and "RAG_SERVER__API_TOKEN" in r.output

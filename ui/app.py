@@ -22,7 +22,19 @@ from typing import Any, Literal
 
 import gradio as gr
 
-from rag import Answer, Assistant, ConfigError, Paper, RagError, SearchHit, is_loopback
+from rag import (
+    SUPPORTED_SUFFIXES,
+    Answer,
+    AnswerEvent,
+    Assistant,
+    ErrorEvent,
+    Paper,
+    RagError,
+    SearchHit,
+    StatusEvent,
+    TokenEvent,
+    check_bind,
+)
 
 EXAMPLES = [
     "How many 3D bounding box annotations does WildBox have?",
@@ -310,22 +322,21 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         yield messages, history, answers, gr.skip(), gr.skip(), "", ""
         text = ""
         sources_html = gr.skip()
-        try:
-            for event in assistant.stream(
-                question, history=history or None, k=int(k) if k else None, filters=filters or None,
-                mode="extractive" if mode == "extractive" else "llm", retrieval_mode=_retrieval_mode(assistant, hybrid),
-                temperature=float(temperature),
-            ):
-                if event["type"] == "status":
-                    sources_html = format_sources_html(None, turn, event["sources"])
+        for event in assistant.stream(
+            question, history=history or None, k=int(k) if k else None, filters=filters or None,
+            mode="extractive" if mode == "extractive" else "llm", retrieval_mode=_retrieval_mode(assistant, hybrid),
+            temperature=float(temperature),
+        ):
+            match event:
+                case StatusEvent(sources=sources):
+                    sources_html = format_sources_html(None, turn, sources)
                     messages[-1] = {"role": "assistant", "content": "<em>Writing…</em>"}
                     yield messages, history, answers, sources_html, gr.skip(), "", ""
-                elif event["type"] == "token":
-                    text += event["text"]
+                case TokenEvent(text=token):
+                    text += token
                     messages[-1] = {"role": "assistant", "content": f"<p>{format_answer_html(text, turn)}</p>"}
                     yield messages, history, answers, gr.skip(), gr.skip(), "", ""
-                elif event["type"] == "answer":
-                    answer: Answer = event["answer"]
+                case AnswerEvent(answer=answer):
                     messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
                     answers = dict(answers)
                     answers[len(messages) - 1] = answer.to_json() | {
@@ -334,9 +345,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     }
                     history = list(history) + [("user", question), ("assistant", answer.text)]
                     yield (messages, history, answers, format_sources_html(answer, turn), format_copy_text(answer), "", "")
-        except RagError as e:
-            messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{_esc(str(e))}</p>'}
-            yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                case ErrorEvent(error=error):
+                    messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{_esc(str(error))}</p>'}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
 
     def on_feedback(data: gr.LikeData, answers: dict[int, dict[str, Any]]) -> str:
         index = data.index[0] if isinstance(data.index, (list, tuple)) else data.index
@@ -436,9 +447,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                         papers_html = gr.HTML(format_papers_html(papers), elem_id="rag-papers")
                     with gr.Column(scale=2):
                         files = gr.File(
-                            label=f"Add abstracts (.txt, .jsonl, .json, .csv, BEIR corpus.jsonl.gz; at most "
-                                  f"{settings.ui.max_upload_bytes / 1e6:g} MB a file)",
-                            file_count="multiple", file_types=[".txt", ".jsonl", ".json", ".csv", ".gz"], elem_id="rag-upload",
+                            label=f"Add abstracts ({', '.join(SUPPORTED_SUFFIXES)}, each optionally .gz, e.g. a BEIR "
+                                  f"corpus.jsonl.gz; at most {settings.ui.max_upload_bytes / 1e6:g} MB a file)",
+                            file_count="multiple", file_types=[*SUPPORTED_SUFFIXES, ".gz"], elem_id="rag-upload",
                         )
                         ingest_btn = gr.Button("Index the files", variant="primary", elem_id="rag-ingest")
                         ingest_status = gr.HTML(elem_id="rag-ingest-status")
@@ -486,15 +497,6 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
 
 # ---------------------------------------------------------------------------------------------- serving
-def check_bind(host: str, auth: tuple[str, str] | None) -> None:
-    """Refuse to serve beyond this machine without a login."""
-    if not is_loopback(host) and auth is None:
-        raise ConfigError(
-            f"Refusing to serve the UI on {host} without a login: set RAG_UI__AUTH=user:password "
-            "(or RAG_UI_AUTH), or bind to 127.0.0.1."
-        )
-
-
 def auth_pair(assistant: Assistant) -> tuple[str, str] | None:
     secret = assistant.settings.ui.auth
     if secret is None:
@@ -511,7 +513,7 @@ def launch(
     host = host or ui.host
     port = port or ui.port
     auth = auth_pair(assistant)
-    check_bind(host, auth)
+    check_bind(assistant.settings, host, "ui")
     app = build_app(assistant)
     app.queue(default_concurrency_limit=2)
     app.launch(

@@ -18,10 +18,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import openai
 
-from rag import Assistant, get_settings
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage, convert_to_openai_messages
+
+from rag import Assistant, get_settings, AnswerEvent, TokenEvent
+from rag.evaluation.metrics import percentile
 
 QUESTIONS = [
     "How many 3D bounding box annotations does WildBox contain?",
@@ -82,19 +88,34 @@ class TreeRSS:
         self._thread.join()
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+class PromptRecorder(BaseCallbackHandler):
+    """Keeps the messages of the last chat-model call it sees."""
+
+    def __init__(self) -> None:
+        self.messages: list[BaseMessage] = []
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any) -> None:
+        self.messages = messages[0]
+
+
+def prompt_of(assistant: Assistant, q: str) -> list[dict[str, Any]]:
+    """The exact messages the pipeline sends for ``q`` (OpenAI format), from a dry run with a recording fake
+    model on the same index and settings ([] when the question is refused before the LLM)."""
+    recorder = PromptRecorder()
+    dry = Assistant(assistant.settings, embeddings=assistant.embeddings,
+                    chat_model=FakeListChatModel(responses=["."], callbacks=[recorder]))
+    dry.ask(q)
+    return list(convert_to_openai_messages(recorder.messages)) if recorder.messages else []
 
 
 def pipeline_call(assistant: Assistant, q: str) -> dict[str, float]:
     t = time.perf_counter()
     first = None
     for ev in assistant.stream(q):
-        if ev["type"] == "token" and first is None:
+        if isinstance(ev, TokenEvent) and first is None:
             first = time.perf_counter() - t
-        if ev["type"] == "answer":
-            ans = ev["answer"]
+        if isinstance(ev, AnswerEvent):
+            ans = ev.answer
     total = time.perf_counter() - t
     gen = ans.timings.get("generation", 0.0) - ans.timings.get("first_token", 0.0)
     return {
@@ -105,9 +126,8 @@ def pipeline_call(assistant: Assistant, q: str) -> dict[str, float]:
     }
 
 
-def bare_call(bare: openai.OpenAI, model: str, assistant: Assistant, q: str) -> dict[str, float]:
+def bare_call(bare: openai.OpenAI, model: str, assistant: Assistant, messages: list[dict[str, Any]]) -> dict[str, float]:
     """The same prompt, sent by a bare client to the same server (prompt built beforehand, not timed)."""
-    messages = assistant.prompt_messages(q)
     t = time.perf_counter()
     first = None
     for chunk in bare.chat.completions.create(
@@ -142,15 +162,16 @@ def main(argv: list[str] | None = None) -> int:
             for i, q in enumerate(QUESTIONS):
                 # llama.cpp caches the last prompt, so whichever call goes second reads it for free:
                 # alternate the order so the pipeline and the bare call each go first half of the time.
-                if not assistant.prompt_messages(q):  # refused before the LLM: nothing to compare
+                messages = prompt_of(assistant, q)
+                if not messages:  # refused before the LLM: nothing to compare
                     rows.append(pipeline_call(assistant, q) | {"q": q})
                     continue
                 if (i + rep) % 2:
-                    b = bare_call(bare, model, assistant, q)
+                    b = bare_call(bare, model, assistant, messages)
                     p = pipeline_call(assistant, q)
                 else:
                     p = pipeline_call(assistant, q)
-                    b = bare_call(bare, model, assistant, q)
+                    b = bare_call(bare, model, assistant, messages)
                 rows.append(p | b | {"q": q})
     llm_rows = [r for r in rows if not r["early_refusal"]]
     print("| question | pipeline first / total (s) | bare first / total (s) | tokens out |", file=sys.stderr)
@@ -165,10 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| model assembly ({'first run' if args.fresh_cache else 'cached'}) | {started['assemble_s']:.1f} s |")
         print(f"| server start to healthy | {started['start_s']:.1f} s |")
     print(f"| prompt tokens per question (median) | {statistics.median(r['prompt_tokens'] for r in llm_rows):.0f} |")
-    print(f"| time to first token p50 / p95 | {pct([r['ttft'] for r in llm_rows], .5):.1f} s / {pct([r['ttft'] for r in llm_rows], .95):.1f} s |")
-    print(f"| full answer p50 / p95 | {pct([r['total'] for r in llm_rows], .5):.1f} s / {pct([r['total'] for r in llm_rows], .95):.1f} s |")
+    print(f"| time to first token p50 / p95 | {percentile([r['ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['ttft'] for r in llm_rows], 95):.1f} s |")
+    print(f"| full answer p50 / p95 | {percentile([r['total'] for r in llm_rows], 50):.1f} s / {percentile([r['total'] for r in llm_rows], 95):.1f} s |")
     print(f"| generation speed (median) | {statistics.median(r['tok_s'] for r in llm_rows):.1f} tokens/s |")
-    print(f"| bare llama.cpp call, same prompt: first token p50 / full p50 | {pct([r['bare_ttft'] for r in llm_rows], .5):.1f} s / {pct([r['bare_total'] for r in llm_rows], .5):.1f} s |")
+    print(f"| bare llama.cpp call, same prompt: first token p50 / full p50 | {percentile([r['bare_ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['bare_total'] for r in llm_rows], 50):.1f} s |")
     ratio = sum(r["total"] for r in llm_rows) / max(1e-9, sum(r["bare_total"] for r in llm_rows))
     print(f"| pipeline / bare total time (sum over questions) | {ratio:.2f}x ({100 * (ratio - 1):+.0f} %) |")
     print(f"| peak RSS, whole process tree | {rss.peak / 2**30:.2f} GB |")

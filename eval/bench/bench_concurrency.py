@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import statistics
 import tempfile
 import threading
 import time
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
-from rag.evaluation.metrics import answer_correct
+from rag.evaluation.metrics import percentile, answer_correct
 from rag import Assistant, get_settings
 
 GOLD = Path(__file__).parent / "data" / "neurips2026_gold.jsonl"
@@ -105,8 +104,8 @@ def run(
         "right": right,
         "same": same if alone is not None else None,
         "qps": len(lat) / elapsed,
-        "p50": statistics.median(lat),
-        "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))],
+        "p50": percentile(lat, 50),
+        "p95": percentile(lat, 95),
     }
 
 

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag import Assistant, Paper, Settings, make_embeddings
+from rag import Assistant, Paper, Settings
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ml_abstracts.jsonl.gz"
 MODELS = {"minilm": "all-MiniLM-L6-v2-int8", "wordllama": "wordllama-l2-supercat-256"}
@@ -38,10 +38,10 @@ def _texts(n_chunks: int) -> list[str]:
 
 
 def child(model: str, threads: int, batch: int, n_chunks: int) -> dict[str, float]:
-    embedding: dict[str, object] = {"model": MODELS[model], "batch_size": batch}
+    embedding: dict[str, object] = {"model": MODELS[model], "batch_size": batch, "cache": False}
     if threads:
         embedding["threads"] = threads
-    embedder = make_embeddings(Settings(data_dir="/tmp/rag-bench-embed", embedding=embedding), cache=False)
+    embedder = Assistant(Settings(data_dir="/tmp/rag-bench-embed", embedding=embedding)).embeddings
     texts = _texts(n_chunks)
     embedder.embed_documents(texts[:8])
     cpu0, t0 = time.process_time(), time.perf_counter()

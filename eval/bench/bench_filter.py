@@ -1,13 +1,14 @@
-"""Filtered dense search: our over-fetch path beside Chroma's own where-filter, speed and exactness.
+"""Filtered dense search: ours beside Chroma's own where-filter, speed and exactness.
 
     .venv/bin/python eval/bench/bench_filter.py --data-dir DIR --collection NAME [--model MODEL] [--queries 20]
 
-Runs on an existing index (e.g. the one `eval.bench_scale` leaves in its work folder). For the
-largest, a mid-sized and the smallest venue it takes the nearest 50 chunks of that venue for each query
-(paper titles from the index) three ways: `Retriever._dense` (what every search uses: over-fetch
-without a filter when the filter keeps enough chunks, else Chroma filters), Chroma's filtered query
-alone (the two alternate which goes first), and brute force over every stored vector (the exact
-answer). Prints p50 latency and recall@50 against brute force for both.
+Runs on an existing local index (e.g. the one eval/bench/bench_scale.py leaves in its work folder). For
+the largest, a mid-sized and the smallest venue it takes the 50 nearest papers of that venue for each
+query (paper titles from the index) three ways: ``Assistant.search(mode="dense", where=...)`` (ours,
+the public path every filtered search takes), Chroma's filtered query on the same collection through
+its own client (the two alternate which goes first), and brute force over every stored vector (the
+exact answer). Papers, not chunks, are compared: a paper's score is its best chunk's. Prints p50
+latency and recall@50 against brute force for both.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import statistics
 import time
 from pathlib import Path
 
+from rag.evaluation.metrics import percentile
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -28,13 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=20)
     args = ap.parse_args(argv)
 
+    import chromadb
     import numpy as np
 
     from rag import Assistant, get_settings
 
     a = Assistant(get_settings(data_dir=args.data_dir, collection=args.collection, embedding={"model": args.model}))
-    col = a.index.collection
-    ids: list[str] = []
+    a.search("warm-up", k=1)  # opens Chroma and BM25
+    col = chromadb.PersistentClient(str(args.data_dir / "chroma")).get_collection(args.collection)
+    pids: list[str] = []
     venues: list[object] = []
     blocks = []
     offset = 0
@@ -42,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         got = col.get(include=["embeddings", "metadatas"], limit=20000, offset=offset)
         if not got["ids"]:
             break
-        ids += got["ids"]
+        pids += [str(m.get("_paper_id")) for m in got["metadatas"]]
         venues += [m.get("venue") for m in got["metadatas"]]
         blocks.append(np.asarray(got["embeddings"], dtype=np.float32))
         offset += len(got["ids"])
@@ -51,35 +56,55 @@ def main(argv: list[str] | None = None) -> int:
     venue_array = np.asarray(venues, dtype=object)
     counts = collections.Counter(venues)
     ranked = [v for v, _n in counts.most_common() if v is not None]
-    titles = [p.title for p in random.Random(3).sample(a.index.papers(), args.queries)]
+    titles = [p.title for p in random.Random(3).sample(a.papers(), args.queries)]
     vectors = [a.embeddings.embed_query(t) for t in titles]
-    a.retriever._dense(vectors[0], 50, {"venue": ranked[0]})  # warm: HNSW in memory, BM25 columns built
 
-    print(f"{len(ids)} chunks, `{args.model}`, {len(titles)} queries (paper titles), nearest 50 of the venue\n")
+    def top_papers(order: list[int], n: int) -> set[str]:
+        seen: dict[str, None] = {}
+        for i in order:
+            seen.setdefault(pids[i], None)
+            if len(seen) == n:
+                break
+        return set(seen)
+
+    def chroma_papers(v: list[float], where: dict[str, object]) -> set[str]:
+        res = col.query(query_embeddings=[v], n_results=200, where=where, include=["metadatas"])  # type: ignore[arg-type]
+        return top_papers_from_metas(res["metadatas"][0])
+
+    def top_papers_from_metas(metas: list[dict[str, object]]) -> set[str]:
+        seen: dict[str, None] = {}
+        for m in metas:
+            seen.setdefault(str(m.get("_paper_id")), None)
+            if len(seen) == 50:
+                break
+        return set(seen)
+
+    print(f"{len(pids)} chunks, `{args.model}`, {len(titles)} queries (paper titles), nearest 50 papers of the venue\n")
     print("| venue | share of chunks | ours p50 ms | Chroma where p50 ms | ours recall@50 | Chroma recall@50 |")
     print("|---|---|---|---|---|---|")
     for venue in (ranked[0], ranked[len(ranked) // 2], ranked[-1]):
         where = {"venue": venue}
         keep = venue_array == venue
         ours_t, chroma_t, ours_r, chroma_r = [], [], [], []
-        for v in vectors:
+        for title, v in zip(titles, vectors):
             q = np.asarray(v, dtype=np.float32) / np.linalg.norm(v)
             scores = np.where(keep, matrix @ q, -np.inf)
-            exact = {ids[i] for i in np.argsort(-scores)[:50] if keep[i]}
-            runs = [("ours", lambda: a.retriever._dense(v, 50, where)), ("chroma", lambda: a.index.dense_search(v, 50, where))]
+            exact = top_papers([i for i in np.argsort(-scores) if keep[i]], 50)
+            runs = [
+                ("ours", lambda: {h.paper_id for h in a.search(title, k=50, where=where, mode="dense")}),  # type: ignore[arg-type]
+                ("chroma", lambda: chroma_papers(v, where)),
+            ]
             if len(ours_t) % 2:  # alternate who goes first: the second of two like queries finds caches warm
                 runs.reverse()
-            got = {}
+            got: dict[str, set[str]] = {}
             for name, run in runs:
                 t0 = time.perf_counter()
                 got[name] = run()
                 (ours_t if name == "ours" else chroma_t).append(time.perf_counter() - t0)
-            ours, chroma = got["ours"], got["chroma"]
-            assert all(h.metadata.get("venue") == venue for h in ours)
-            ours_r.append(len({h.chunk_id for h in ours} & exact) / len(exact))
-            chroma_r.append(len({h.chunk_id for h in chroma} & exact) / len(exact))
+            ours_r.append(len(got["ours"] & exact) / len(exact))
+            chroma_r.append(len(got["chroma"] & exact) / len(exact))
         print(
-            f"| {venue} | {keep.mean():.1%} | {1000 * statistics.median(ours_t):.1f} | {1000 * statistics.median(chroma_t):.1f} "
+            f"| {venue} | {keep.mean():.1%} | {1000 * (percentile(ours_t, 50) or 0):.1f} | {1000 * (percentile(chroma_t, 50) or 0):.1f} "
             f"| {statistics.mean(ours_r):.3f} | {statistics.mean(chroma_r):.3f} |"
         )
     return 0

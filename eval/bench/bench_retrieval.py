@@ -12,7 +12,6 @@ import argparse
 import json
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from rag.evaluation.external import load_qrels, load_queries

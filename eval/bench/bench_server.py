@@ -11,7 +11,6 @@ Markdown table: endpoint, clients, requests, errors, requests/s, latency p50/p95
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
 import threading
 import time
@@ -25,6 +24,7 @@ import uvicorn
 
 from rag import Assistant, get_settings
 from rag.apps.http_api import create_app
+from rag.evaluation.metrics import percentile
 
 QUERIES = [
     "drone footage of zebras in 3D",
@@ -85,8 +85,8 @@ def _run(request: Callable[[httpx.Client, int], None], clients: int, *, seconds:
         "requests": len(lat),
         "errors": errors,
         "rps": len(lat) / elapsed,
-        "p50": statistics.median(lat) if lat else 0.0,
-        "p95": lat[min(len(lat) - 1, int(0.95 * len(lat)))] if lat else 0.0,
+        "p50": percentile(lat, 50) or 0.0,
+        "p95": percentile(lat, 95) or 0.0,
     }
 
 

@@ -18,7 +18,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from rag import Assistant, get_settings
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from rag import Assistant, Settings, get_settings
 
 ON_TOPIC = [
     "drone footage of zebras in 3D",
@@ -80,6 +82,13 @@ UNSUPPORTED = [
 ]
 
 
+def support_of(settings: Settings, assistant: Assistant, claim: str, question: str) -> float:
+    """The verifier's support score of ``claim`` as the answer to ``question`` (best sentence of the claim)."""
+    writer = Assistant(settings, embeddings=assistant.embeddings, chat_model=FakeListChatModel(responses=[claim]))
+    answer = writer.ask(question)
+    return max((s.support for s in answer.sentences), default=0.0)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=None, help="Default: the bundled NeurIPS 2026 abstracts.")
@@ -89,8 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         a.ingest([args.corpus or a.bundled_corpus()])
         rel_on = [max((h.dense_score or 0) for h in a.search(q, k=5)) for q in ON_TOPIC]
         rel_off = [max((h.dense_score or 0) for h in a.search(q, k=5)) for q in OFF_TOPIC]
-        sup = [a.support_of(claim, question) for question, claim in SUPPORTED]
-        uns = [a.support_of(claim, question) for question, claim in UNSUPPORTED]
+        # Each claim is "written by the model" (a fake that returns it), with both thresholds at 0 so nothing
+        # is refused or dropped: the answer then carries the verifier's support score of the claim against
+        # the evidence retrieved for its question, exactly as a real answer's sentence would.
+        probe = get_settings(data_dir=tmp, answer={"min_relevance": 0.0, "min_support": 0.0})
+        sup = [support_of(probe, a, claim, question) for question, claim in SUPPORTED]
+        uns = [support_of(probe, a, claim, question) for question, claim in UNSUPPORTED]
     s = a.settings.answer
     print("| measure | class | n | min | max | current threshold |")
     print("|---|---|---|---|---|---|")

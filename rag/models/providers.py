@@ -56,8 +56,8 @@ def _mask_in_http_logs(secret: str | None) -> None:
             logger.addFilter(_LOG_FILTER)
 
 
-def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
-    """The embedding model the settings name, wrapped in the on-disk cache."""
+def make_embeddings(settings: Settings) -> Embeddings:
+    """The embedding model the settings name, wrapped in the on-disk cache unless ``embedding.cache`` is off."""
     s = settings.embedding
     inner: Embeddings
     if s.provider == "local":
@@ -89,7 +89,7 @@ def make_embeddings(settings: Settings, *, cache: bool = True) -> Embeddings:
             s.base_url,
             s.api_key.get_secret_value() if s.api_key else None,
         )
-    if not cache:
+    if not s.cache:
         return inner
     cache_file = Path(settings.data_dir).expanduser() / "embedding-cache.sqlite"
     return CachedEmbeddings(inner, EmbeddingCache(cache_file), model_name=s.model)

@@ -13,10 +13,12 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from rag.store.index import PaperIndex, RawHit, user_metadata
+from rag.store.chroma import RawHit
+from rag.store.index import PaperIndex
+from rag.store.metadata import user_metadata
 from rag.settings import RetrievalSettings
 from rag.filters import parse_where as parse_where  # re-exported for LangChain users of this module
-from rag.types import MetaValue, SearchHit
+from rag.types import MetaValue, SearchHit, paper_of_chunk
 
 Mode = Literal["hybrid", "dense", "bm25"]
 _OVERFETCH = 1.5  # filtered dense search: fetch 1.5x the nearest chunks expected to hold n matches ...
@@ -129,7 +131,7 @@ class Retriever:
         bm25_score: dict[str, float] = {}
         bm25_chunk: dict[str, str] = {}
         for cid, score in sparse:
-            pid = cid.rsplit("#", 1)[0]
+            pid = paper_of_chunk(cid)
             if pid not in bm25_rank:
                 bm25_rank[pid] = len(bm25_rank)
                 bm25_score[pid] = score

@@ -1,0 +1,52 @@
+"""What :meth:`rag.Assistant.stream` yields: typed events that the CLI, the HTTP API and the UI match on.
+
+A stream is ``StatusEvent`` (retrieval done) -> any number of ``TokenEvent`` (the draft as the model
+writes it, markers that resolve to nothing already removed) -> exactly one ``AnswerEvent`` (the verified
+answer) or one ``ErrorEvent`` (the question could not be answered; the draft, if any, is disowned).
+A bad question raises :class:`~rag.errors.QuestionError` before the first event.
+
+    for event in assistant.stream("How many boxes does WildBox have?"):
+        match event:
+            case TokenEvent(text=text): print(text, end="")
+            case AnswerEvent(answer=answer): print(answer.citations)
+            case ErrorEvent(error=error): print(error)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rag.errors import RagError
+from rag.types import Answer, SearchHit
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    """Retrieval is done: the question as it was searched, and the papers found (best first)."""
+
+    standalone_question: str
+    sources: list[SearchHit]
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """A piece of the draft answer as the model writes it (unverified until the :class:`AnswerEvent`)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    """The verified answer (or the refusal); always the last event of a successful stream."""
+
+    answer: Answer
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """The stream failed after it started (e.g. the LLM endpoint broke off); always the last event."""
+
+    error: RagError
+
+
+Event = StatusEvent | TokenEvent | AnswerEvent | ErrorEvent

@@ -35,9 +35,13 @@ class EvalCase(BaseModel):
     id: str = ""
     question: str = Field(min_length=1)
     reference_answer: str | None = None
-    answer_keywords: list[str] = Field(default_factory=list, description="Groups; alternatives in a group separated by '|'.")
+    answer_keywords: list[str] = Field(
+        default_factory=list, description="Groups; alternatives in a group separated by '|'."
+    )
     supporting_ids: list[str] = Field(default_factory=list)
-    supporting_quotes: list[str] = Field(default_factory=list, description="Exact substrings of the supporting abstracts.")
+    supporting_quotes: list[str] = Field(
+        default_factory=list, description="Exact substrings of the supporting abstracts."
+    )
     type: CaseType = "factoid"
     history: list[tuple[Literal["user", "assistant"], str]] = Field(default_factory=list)
     line: int = Field(default=0, description="Line in the gold file (set by the loader).")
@@ -120,7 +124,9 @@ def resolve_cases(cases: Sequence[EvalCase], papers: Sequence[Paper], source: st
             if not hits:
                 raise GoldError(f"{source}:{case.line}: supporting quote {quote[:60]!r} is in no indexed abstract")
             if len(hits) > 1:
-                raise GoldError(f"{source}:{case.line}: supporting quote {quote[:60]!r} is in {len(hits)} abstracts; quote more")
+                raise GoldError(
+                    f"{source}:{case.line}: supporting quote {quote[:60]!r} is in {len(hits)} abstracts; quote more"
+                )
             if hits[0] not in ids:
                 ids.append(hits[0])
         out.append(case.model_copy(update={"supporting_ids": ids}))

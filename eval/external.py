@@ -1,7 +1,7 @@
 """External benchmarks in the same harness: BEIR SciFact (retrieval) and PubMedQA PQA-L (answers).
 
-    .venv/bin/python -m rag.evaluation.external scifact  [--limit N] [--out DIR]
-    .venv/bin/python -m rag.evaluation.external pubmedqa [--limit N] [--mode extractive] [--out DIR]
+.venv/bin/python -m rag.evaluation.external scifact  [--limit N] [--out DIR]
+.venv/bin/python -m rag.evaluation.external pubmedqa [--limit N] [--mode extractive] [--out DIR]
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag.evaluation import metrics as M
 from rag import Answer, Assistant, Paper, RagError, Settings
+from rag.evaluation import metrics as M
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 Progress = Callable[[int, int], None] | None
@@ -56,17 +56,30 @@ def _ci(values: Sequence[float | None], stat: Any = None) -> dict[str, Any]:
 
 def scifact_settings(settings: Settings) -> Settings:
     """The data dir and collection that eval/bench/bench_retrieval.py fills, so nothing is embedded twice."""
-    return settings.model_copy(update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-scifact", "collection": "scifact"})
+    return settings.model_copy(
+        update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-scifact", "collection": "scifact"}
+    )
 
 
-def run_scifact(assistant: Assistant, data: Path = SHARED / "scifact", limit: int = 0, modes: Sequence[str] = ("bm25", "dense", "hybrid"),
-                progress: Progress = None) -> dict[str, Any]:
+def run_scifact(
+    assistant: Assistant,
+    data: Path = SHARED / "scifact",
+    limit: int = 0,
+    modes: Sequence[str] = ("bm25", "dense", "hybrid"),
+    progress: Progress = None,
+) -> dict[str, Any]:
     """nDCG@10, recall@10/100 and MRR per retriever on the SciFact train queries, with bootstrap CIs."""
     rep = assistant.ingest([data / "corpus.jsonl.gz"])
     qrels = load_qrels(data / "qrels" / "train.tsv")
     queries = load_queries(data / "queries_train.jsonl", set(qrels))
     qids = sorted(queries, key=int)[: limit or None]
-    out: dict[str, Any] = {"benchmark": "scifact-train", "queries": len(qids), "corpus": rep.papers_seen, "newly_embedded": rep.embedded, "retrievers": {}}
+    out: dict[str, Any] = {
+        "benchmark": "scifact-train",
+        "queries": len(qids),
+        "corpus": rep.papers_seen,
+        "newly_embedded": rep.embedded,
+        "retrievers": {},
+    }
     done, total = 0, len(qids) * len(modes)
     for mode in modes:
         nd, r10, r100, rr, lat = [], [], [], [], []
@@ -81,27 +94,42 @@ def run_scifact(assistant: Assistant, data: Path = SHARED / "scifact", limit: in
             done += 1
             if progress:
                 progress(done, total)
-        out["retrievers"][mode] = {"ndcg@10": _ci(nd), "recall@10": _ci(r10), "recall@100": _ci(r100), "mrr": _ci(rr),
-                                   "latency_p50_s": M.percentile(lat, 50)}
+        out["retrievers"][mode] = {
+            "ndcg@10": _ci(nd),
+            "recall@10": _ci(r10),
+            "recall@100": _ci(r100),
+            "mrr": _ci(rr),
+            "latency_p50_s": M.percentile(lat, 50),
+        }
     return out
 
 
 def scifact_markdown(res: dict[str, Any]) -> str:
-    lines = [f"SciFact train: {res['queries']} queries, {res['corpus']} abstracts (bootstrap 95% CI)", "",
-             "| retriever | nDCG@10 | R@10 | R@100 | MRR | p50 (k=100) |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"SciFact train: {res['queries']} queries, {res['corpus']} abstracts (bootstrap 95% CI)",
+        "",
+        "| retriever | nDCG@10 | R@10 | R@100 | MRR | p50 (k=100) |",
+        "|---|---|---|---|---|---|",
+    ]
     for mode, r in res["retrievers"].items():
         cell = lambda m: f"{r[m]['value']:.3f} [{r[m]['ci_low']:.3f}, {r[m]['ci_high']:.3f}]"  # noqa: E731
-        lines.append(f"| {mode} | {cell('ndcg@10')} | {cell('recall@10')} | {cell('recall@100')} | {cell('mrr')} | {1000 * r['latency_p50_s']:.0f} ms |")
+        lines.append(
+            f"| {mode} | {cell('ndcg@10')} | {cell('recall@10')} | {cell('recall@100')} | {cell('mrr')} | {1000 * r['latency_p50_s']:.0f} ms |"
+        )
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- PubMedQA
 
 PUBMEDQA_SUFFIX = " Answer yes, no or maybe first, then explain."
-_NEG = re.compile(r"\b(no|not|none|neither|nor|cannot|can't|doesn't|does not|did not|didn't|isn't|is not|aren't|are not|was not|were not|"
-                  r"without|fail(?:s|ed)? to|no significant|unrelated|lack of|absence of|insufficient)\b")
-_HEDGE = re.compile(r"\b(maybe|may or may not|unclear|uncertain|inconclusive|mixed|partially|partly|limited evidence|remains to be|"
-                    r"further (?:studies|research)|not clear|possibly|might)\b")
+_NEG = re.compile(
+    r"\b(no|not|none|neither|nor|cannot|can't|doesn't|does not|did not|didn't|isn't|is not|aren't|are not|was not|were not|"
+    r"without|fail(?:s|ed)? to|no significant|unrelated|lack of|absence of|insufficient)\b"
+)
+_HEDGE = re.compile(
+    r"\b(maybe|may or may not|unclear|uncertain|inconclusive|mixed|partially|partly|limited evidence|remains to be|"
+    r"further (?:studies|research)|not clear|possibly|might)\b"
+)
 
 
 def load_pubmedqa(path: Path) -> list[dict[str, Any]]:
@@ -111,13 +139,20 @@ def load_pubmedqa(path: Path) -> list[dict[str, Any]]:
         ctx = rec["CONTEXTS"]
         if isinstance(ctx, str):
             ctx = ast.literal_eval(ctx)  # this copy stores the list as its Python repr
-        items.append({"id": str(pmid), "question": rec["QUESTION"], "abstract": " ".join(ctx), "label": rec["final_decision"]})
+        items.append(
+            {"id": str(pmid), "question": rec["QUESTION"], "abstract": " ".join(ctx), "label": rec["final_decision"]}
+        )
     return items
 
 
 def pubmedqa_papers(items: Sequence[dict[str, Any]]) -> list[Paper]:
     # the title must not be the question (that would leak the answer's paper into BM25): a neutral one
-    return [Paper(paper_id=it["id"], title=f"PubMed {it['id']}", abstract=it["abstract"], source=f"pqal_dev.json:{it['id']}") for it in items]
+    return [
+        Paper(
+            paper_id=it["id"], title=f"PubMed {it['id']}", abstract=it["abstract"], source=f"pqal_dev.json:{it['id']}"
+        )
+        for it in items
+    ]
 
 
 def classify_decision(answer: Answer) -> str:
@@ -141,8 +176,9 @@ def classify_decision(answer: Answer) -> str:
     return "yes"
 
 
-def run_pubmedqa(assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_dev.json", limit: int = 20,
-                 progress: Progress = None) -> dict[str, Any]:
+def run_pubmedqa(
+    assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_dev.json", limit: int = 20, progress: Progress = None
+) -> dict[str, Any]:
     """Retrieval (own abstract at rank 1 / in top k, MRR) on all questions; answers on the first ``limit``."""
     items = load_pubmedqa(path)
     rep = assistant.ingest_papers(pubmedqa_papers(items))
@@ -165,19 +201,36 @@ def run_pubmedqa(assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_
         lat = time.perf_counter() - t
         pred = classify_decision(ans) if ans else "maybe"
         cited = list(dict.fromkeys(c.paper_id for c in ans.citations)) if ans else []
-        rows.append({"id": it["id"], "label": it["label"], "pred": pred, "correct": pred == it["label"],
-                     "refused": bool(ans is None or ans.refused), "cited_own": it["id"] in cited, "cited_only_own": cited == [it["id"]],
-                     "cited": cited, "answer": ans.text if ans else err, "latency": lat, "error": err,
-                     # for threshold replay (rag.evaluation.external.pubmedqa_tuning)
-                     "best_relevance": max((h.dense_score for h in ans.sources if h.dense_score is not None), default=None) if ans else None,
-                     "supports": [s.support for s in ans.sentences] if ans else []})
+        rows.append(
+            {
+                "id": it["id"],
+                "label": it["label"],
+                "pred": pred,
+                "correct": pred == it["label"],
+                "refused": bool(ans is None or ans.refused),
+                "cited_own": it["id"] in cited,
+                "cited_only_own": cited == [it["id"]],
+                "cited": cited,
+                "answer": ans.text if ans else err,
+                "latency": lat,
+                "error": err,
+                # for threshold replay (rag.evaluation.external.pubmedqa_tuning)
+                "best_relevance": max((h.dense_score for h in ans.sources if h.dense_score is not None), default=None)
+                if ans
+                else None,
+                "supports": [s.support for s in ans.sentences] if ans else [],
+            }
+        )
         if progress:
             progress(i + 1, len(chosen))
     labels = [r["label"] for r in rows]
     majority = max(set(labels), key=labels.count) if labels else None
     return {
-        "benchmark": "pubmedqa-pqal-dev", "questions_indexed": len(items), "newly_embedded": rep.embedded,
-        "answer_mode": assistant.settings.answer.mode, "answered_n": len(rows),
+        "benchmark": "pubmedqa-pqal-dev",
+        "questions_indexed": len(items),
+        "newly_embedded": rep.embedded,
+        "answer_mode": assistant.settings.answer.mode,
+        "answered_n": len(rows),
         "retrieval": {"hit@1": _ci(hit1), f"recall@{k}": _ci(hitk), "mrr": _ci(rr)},
         "accuracy": _ci([float(r["correct"]) for r in rows]),
         "accuracy_when_answered": _ci([float(r["correct"]) for r in rows if not r["refused"]]),
@@ -187,8 +240,13 @@ def run_pubmedqa(assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_
         "majority_baseline": {"label": majority, "accuracy": labels.count(majority) / len(labels) if labels else None},
         "latency_p50_s": M.percentile([r["latency"] for r in rows], 50),
         "latency_p95_s": M.percentile([r["latency"] for r in rows], 95),
-        "thresholds": {"min_relevance": assistant.settings.answer.min_relevance, "min_support": assistant.settings.answer.min_support},
-        "tuning": pubmedqa_tuning(rows) if assistant.settings.answer.min_relevance == 0 and assistant.settings.answer.min_support == 0 else None,
+        "thresholds": {
+            "min_relevance": assistant.settings.answer.min_relevance,
+            "min_support": assistant.settings.answer.min_support,
+        },
+        "tuning": pubmedqa_tuning(rows)
+        if assistant.settings.answer.min_relevance == 0 and assistant.settings.answer.min_support == 0
+        else None,
         "label_counts": {x: labels.count(x) for x in ("yes", "no", "maybe")},
         "pred_counts": {x: sum(r["pred"] == x for r in rows) for x in ("yes", "no", "maybe")},
         "rows": rows,
@@ -202,28 +260,45 @@ def pubmedqa_tuning(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     grid = []
     for r in [round(0.05 * i, 2) for i in range(11)]:
         for s in [round(0.05 * i, 2) for i in range(19)]:
-            ok = [(row["best_relevance"] or 0) >= r and max(row["supports"], default=0) >= s and not row["refused"] for row in rows]
+            ok = [
+                (row["best_relevance"] or 0) >= r and max(row["supports"], default=0) >= s and not row["refused"]
+                for row in rows
+            ]
             pred = [row["pred"] if a else "maybe" for row, a in zip(rows, ok)]
             right = [p == row["label"] for p, row in zip(pred, rows)]
             answered = [i for i, a in enumerate(ok) if a]
-            grid.append({"min_relevance": r, "min_support": s, "coverage": len(answered) / len(rows) if rows else None,
-                         "accuracy": sum(right) / len(rows) if rows else None,
-                         "precision": sum(right[i] for i in answered) / len(answered) if answered else None})
+            grid.append(
+                {
+                    "min_relevance": r,
+                    "min_support": s,
+                    "coverage": len(answered) / len(rows) if rows else None,
+                    "accuracy": sum(right) / len(rows) if rows else None,
+                    "precision": sum(right[i] for i in answered) / len(answered) if answered else None,
+                }
+            )
     return {"grid": grid}
 
 
 def pubmedqa_markdown(res: dict[str, Any]) -> str:
-    c = lambda d: "n/a" if d["value"] is None else f"{d['value']:.3f} [{d['ci_low']:.3f}, {d['ci_high']:.3f}] (n={d['n']})"  # noqa: E731
+    c = lambda d: (
+        "n/a" if d["value"] is None else f"{d['value']:.3f} [{d['ci_low']:.3f}, {d['ci_high']:.3f}] (n={d['n']})"
+    )
     r = res["retrieval"]
-    lines = [f"PubMedQA PQA-L dev: retrieval over all {res['questions_indexed']} questions; answers ({res['answer_mode']}) on the first {res['answered_n']}", "",
-             "| metric | value [95% CI] |", "|---|---|"]
+    lines = [
+        f"PubMedQA PQA-L dev: retrieval over all {res['questions_indexed']} questions; answers ({res['answer_mode']}) on the first {res['answered_n']}",
+        "",
+        "| metric | value [95% CI] |",
+        "|---|---|",
+    ]
     for name, d in r.items():
         lines.append(f"| retrieval {name} (own abstract) | {c(d)} |")
     for name in ("accuracy", "accuracy_when_answered", "refusal_rate", "cited_own_abstract", "cited_only_own_abstract"):
         lines.append(f"| {name} | {c(res[name])} |")
     mb = res["majority_baseline"]
     lines.append(f"| majority-class baseline ({mb['label']}) | {fmt_float(mb['accuracy'])} |")
-    lines.append(f"| latency p50 / p95 | {fmt_float(res['latency_p50_s'], 1)} s / {fmt_float(res['latency_p95_s'], 1)} s |")
+    lines.append(
+        f"| latency p50 / p95 | {fmt_float(res['latency_p50_s'], 1)} s / {fmt_float(res['latency_p95_s'], 1)} s |"
+    )
     lines.append(f"\nlabels {res['label_counts']}, predictions {res['pred_counts']}")
     return "\n".join(lines)
 
@@ -233,7 +308,9 @@ def fmt_float(x: float | None, d: int = 3) -> str:
 
 
 def pubmedqa_settings(settings: Settings) -> Settings:
-    return settings.model_copy(update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-pubmedqa", "collection": "pubmedqa"})
+    return settings.model_copy(
+        update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-pubmedqa", "collection": "pubmedqa"}
+    )
 
 
 def write_benchmark(res: dict[str, Any], md: str, out: Path) -> None:

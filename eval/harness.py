@@ -1,8 +1,8 @@
 """What ``rag eval`` does: build one assistant per ``--config``, index the corpus, run, tune, report.
 
-    rag eval eval/data/neurips2026_gold.jsonl --config a.toml --config b.toml --out eval-out
-    rag eval scifact  [--limit N]      # BEIR SciFact train retrieval (shared data dir, nothing re-embedded)
-    rag eval pubmedqa [--limit N]      # PubMedQA PQA-L dev: retrieval on all 500, answers on the first N
+rag eval eval/data/neurips2026_gold.jsonl --config a.toml --config b.toml --out eval-out
+rag eval scifact  [--limit N]      # BEIR SciFact train retrieval (shared data dir, nothing re-embedded)
+rag eval pubmedqa [--limit N]      # PubMedQA PQA-L dev: retrieval on all 500, answers on the first N
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rag import Assistant, ConfigError, Settings, get_settings
 from rag.evaluation import tune
 from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
 from rag.evaluation.judge import make_judge
 from rag.evaluation.report import fmt, write_report
 from rag.evaluation.run import EvalReport, Judge, run_eval
-from rag import Assistant, ConfigError, Settings, get_settings
 
 Progress = Callable[[int, int], None]
 
@@ -46,7 +46,14 @@ def settings_for(config: Path | None, base: dict[str, Any] | None = None, **forc
 
 def gold_collection(settings: Settings, corpus: Sequence[Path]) -> str:
     """A collection per (embedding, chunking, corpus) so configs that differ there never clash."""
-    key = repr((settings.embedding.provider, settings.embedding.model, settings.chunking.model_dump(), sorted(map(str, corpus))))
+    key = repr(
+        (
+            settings.embedding.provider,
+            settings.embedding.model,
+            settings.chunking.model_dump(),
+            sorted(map(str, corpus)),
+        )
+    )
     return "eval-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
@@ -75,8 +82,12 @@ def evaluate_gold(
             settings = settings_for(config, base)
             corpus_paths = list(corpus) or [Assistant.bundled_corpus()]
             # the user's index is left alone: a separate data dir unless --data-dir was given
-            data_dir = settings.data_dir if "data_dir" in (base or {}) else Path(settings.cache_dir).expanduser() / "eval"
-            settings = settings.model_copy(update={"data_dir": data_dir, "collection": gold_collection(settings, corpus_paths)})
+            data_dir = (
+                settings.data_dir if "data_dir" in (base or {}) else Path(settings.cache_dir).expanduser() / "eval"
+            )
+            settings = settings.model_copy(
+                update={"data_dir": data_dir, "collection": gold_collection(settings, corpus_paths)}
+            )
             assistant = Assistant.from_settings(settings)
             assistant.ingest(corpus_paths, prune=True)
         resolved = resolve_cases(cases, assistant.papers(), source=str(gold))
@@ -84,7 +95,11 @@ def evaluate_gold(
         label = config.stem if config is not None else "default"
         update, close = progress_factory(label) if progress_factory else (None, lambda: None)
         try:
-            reports.append(run_eval(assistant, resolved, repeat=repeat, progress=update, judge=run_judge, label=label, gold=str(gold)))
+            reports.append(
+                run_eval(
+                    assistant, resolved, repeat=repeat, progress=update, judge=run_judge, label=label, gold=str(gold)
+                )
+            )
         finally:
             close()
     extra: dict[str, Any] = {}
@@ -106,19 +121,33 @@ def tuning_section(rep: EvalReport, cases: dict[str, EvalCase]) -> tuple[dict[st
     points = tune.sweep(rep.rows, cases)
     best = tune.choose(points)
     current = next(p for p in points if p.min_relevance == 0.3 and p.min_support == 0.6)
-    curves = {"by best relevance": tune.curve(rep.rows, cases, "relevance"), "by best support": tune.curve(rep.rows, cases, "support")}
+    curves = {
+        "by best relevance": tune.curve(rep.rows, cases, "relevance"),
+        "by best support": tune.curve(rep.rows, cases, "support"),
+    }
     chosen = f"chosen min_relevance={best.min_relevance}, min_support={best.min_support}"
-    md = ["## Threshold tuning (replayed from the run with both thresholds at 0)", "",
-          "| min_relevance | min_support | coverage | precision | accuracy | refusal recall | decision accuracy |", "|---|---|---|---|---|---|---|"]
+    md = [
+        "## Threshold tuning (replayed from the run with both thresholds at 0)",
+        "",
+        "| min_relevance | min_support | coverage | precision | accuracy | refusal recall | decision accuracy |",
+        "|---|---|---|---|---|---|---|",
+    ]
     top = sorted(points, key=lambda p: -(p.decision_accuracy or 0))[:8]
     for p in list(dict.fromkeys([id(current), id(best)] + [id(p) for p in top])):
         p = next(x for x in points if id(x) == p)
         tag = " (current)" * (p is current) + " (chosen)" * (p is best)
-        md.append(f"| {p.min_relevance}{tag} | {p.min_support} | {fmt(p.coverage)} | {fmt(p.precision)} | {fmt(p.accuracy)} | "
-                  f"{fmt(p.refusal_recall)} | {fmt(p.decision_accuracy)} |")
+        md.append(
+            f"| {p.min_relevance}{tag} | {p.min_support} | {fmt(p.coverage)} | {fmt(p.precision)} | {fmt(p.accuracy)} | "
+            f"{fmt(p.refusal_recall)} | {fmt(p.decision_accuracy)} |"
+        )
     md += ["", "![risk vs coverage](risk_coverage.png)"]
-    extra = {"tuning": {"from_run": rep.label, "chosen": best.model_dump(), "current": current.model_dump(),
-                        "grid": [p.model_dump() for p in points],
-                        "curves": {k: [list(x) for x in v] for k, v in curves.items()}}}
+    extra = {
+        "tuning": {
+            "from_run": rep.label,
+            "chosen": best.model_dump(),
+            "current": current.model_dump(),
+            "grid": [p.model_dump() for p in points],
+            "curves": {k: [list(x) for x in v] for k, v in curves.items()},
+        }
+    }
     return extra, "\n".join(md), curves, chosen
-

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from rag.evaluation.run import JudgeScore
 from rag import Answer, ConfigError
 from rag.errors import redact
+from rag.evaluation.run import JudgeScore
 
 FAITHFULNESS = """Context:
 {context}
@@ -40,8 +40,13 @@ Write {n} different questions that this answer responds to, one per line, nothin
 class LLMJudge:
     """``judge(question, answer) -> {"faithfulness": JudgeScore, "answer_relevancy": JudgeScore}``."""
 
-    def __init__(self, chat_model: Any, embed: Callable[[list[str]], Sequence[Sequence[float]]], n_questions: int = 3,
-                 api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        chat_model: Any,
+        embed: Callable[[list[str]], Sequence[Sequence[float]]],
+        n_questions: int = 3,
+        api_key: str | None = None,
+    ) -> None:
         self.chat_model = chat_model
         self.embed = embed
         self.n_questions = n_questions
@@ -55,12 +60,18 @@ class LLMJudge:
         return str(self.chat_model.invoke(prompt).content)
 
     def faithfulness(self, answer: Answer) -> JudgeScore:
-        statements = [re.sub(r"\s*\[\d+\]", "", s.text).strip() for s in answer.sentences if s.supported and s.text.strip()]
+        statements = [
+            re.sub(r"\s*\[\d+\]", "", s.text).strip() for s in answer.sentences if s.supported and s.text.strip()
+        ]
         if not statements:
             return JudgeScore(failed=True, reason="no statements")
         context = "\n".join(f"- {s.text}" for s in answer.sources)
         try:
-            reply = self._ask(FAITHFULNESS.format(context=context, statements="\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))))
+            reply = self._ask(
+                FAITHFULNESS.format(
+                    context=context, statements="\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
+                )
+            )
         except Exception as e:  # an external service: record, do not stop the run
             return self._failed(e)
         verdicts = dict(re.findall(r"^\s*(\d+)\s*[:.)-]\s*(yes|no)\b", reply.lower(), re.M))
@@ -88,7 +99,9 @@ class LLMJudge:
         return {"faithfulness": self.faithfulness(answer), "answer_relevancy": self.answer_relevancy(question, answer)}
 
 
-def make_judge(embed: Callable[[list[str]], Sequence[Sequence[float]]], base_url: str | None = None, model: str | None = None) -> LLMJudge | None:
+def make_judge(
+    embed: Callable[[list[str]], Sequence[Sequence[float]]], base_url: str | None = None, model: str | None = None
+) -> LLMJudge | None:
     """A judge on ``base_url`` (else ``RAG_EVAL_JUDGE_BASE_URL``); None when no judge endpoint is configured."""
     base_url = base_url or os.environ.get("RAG_EVAL_JUDGE_BASE_URL")
     if not base_url:
@@ -99,6 +112,12 @@ def make_judge(embed: Callable[[list[str]], Sequence[Sequence[float]]], base_url
     from langchain_openai import ChatOpenAI  # the judge is an edge adapter: any OpenAI-compatible endpoint
 
     api_key = os.environ.get("RAG_EVAL_JUDGE_API_KEY")
-    chat = ChatOpenAI(base_url=base_url, model=model, api_key=api_key or "none",  # type: ignore[arg-type]
-                      temperature=0.0, timeout=120, max_retries=1)
+    chat = ChatOpenAI(
+        base_url=base_url,
+        model=model,
+        api_key=api_key or "none",  # type: ignore[arg-type]
+        temperature=0.0,
+        timeout=120,
+        max_retries=1,
+    )
     return LLMJudge(chat, embed, api_key=api_key)

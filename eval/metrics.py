@@ -105,7 +105,9 @@ def supported_rate(supported_flags: Sequence[bool]) -> float | None:
 # ---------------------------------------------------------------------- abstention (LitQA2-style)
 
 
-def abstention_metrics(answerable: Sequence[bool], answered: Sequence[bool], correct: Sequence[bool]) -> dict[str, float | None]:
+def abstention_metrics(
+    answerable: Sequence[bool], answered: Sequence[bool], correct: Sequence[bool]
+) -> dict[str, float | None]:
     """LitQA2-style scores over one run.
 
     ``correct[i]`` is whether the *answer* was right (for an unanswerable question, answering is never

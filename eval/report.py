@@ -11,9 +11,23 @@ from rag.evaluation import metrics as M
 from rag.evaluation.run import EvalReport
 
 HEADLINE = [
-    "recall@k", "mrr", "ndcg@10", "citation_precision", "citation_recall", "keyword_score", "supported_sentence_rate",
-    "precision", "accuracy", "coverage", "refusal_recall", "false_refusal_rate", "decision_accuracy",
-    "latency_p50_s", "latency_p95_s", "prompt_tokens", "completion_tokens",
+    "recall@k",
+    "mrr",
+    "ndcg@10",
+    "citation_precision",
+    "citation_recall",
+    "keyword_score",
+    "supported_sentence_rate",
+    "precision",
+    "accuracy",
+    "coverage",
+    "refusal_recall",
+    "false_refusal_rate",
+    "decision_accuracy",
+    "latency_p50_s",
+    "latency_p95_s",
+    "prompt_tokens",
+    "completion_tokens",
 ]
 # per-question values whose paired differences give the comparison deltas
 PAIRED = {
@@ -65,8 +79,10 @@ def plot_metrics(reports: Sequence[EvalReport], path: Path) -> None:
         highs = [rep.aggregate[n].ci_high for n in names]
         xs = [j + i * width for j in range(len(names))]
         v = [x or 0.0 for x in vals]
-        err = [[max(0.0, a - (lo if lo is not None else a)) for a, lo in zip(v, lows)],
-               [max(0.0, (hi if hi is not None else a) - a) for a, hi in zip(v, highs)]]
+        err = [
+            [max(0.0, a - (lo if lo is not None else a)) for a, lo in zip(v, lows)],
+            [max(0.0, (hi if hi is not None else a) - a) for a, hi in zip(v, highs)],
+        ]
         ax.bar(xs, v, width, yerr=err, capsize=2, label=rep.label)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(names))], names, rotation=35, ha="right", fontsize=8)
     ax.set_ylim(0, 1.05)
@@ -113,9 +129,11 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
     lines = [f"# Evaluation report: {reports[0].gold}", ""]
     for rep in reports:
         n_q = len({r.case_id for r in rep.rows})
-        lines.append(f"- **{rep.label}**: {n_q} questions x {rep.repeat} repeat(s), k={rep.k}, "
-                     f"answer mode {rep.settings.get('answer', {}).get('mode')}, retrieval {rep.settings.get('retrieval', {}).get('mode')}, "
-                     f"{rep.seconds:.0f} s, started {rep.started}")
+        lines.append(
+            f"- **{rep.label}**: {n_q} questions x {rep.repeat} repeat(s), k={rep.k}, "
+            f"answer mode {rep.settings.get('answer', {}).get('mode')}, retrieval {rep.settings.get('retrieval', {}).get('mode')}, "
+            f"{rep.seconds:.0f} s, started {rep.started}"
+        )
     lines += ["", "## Aggregate metrics (mean [95% bootstrap CI], n)", ""]
     lines.append("| metric | " + " | ".join(r.label for r in reports) + " |")
     lines.append("|---|" + "---|" * len(reports))
@@ -136,14 +154,23 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
         lines.append("| config | " + " | ".join(PAIRED) + " |")
         lines.append("|---|" + "---|" * len(PAIRED))
         for label, comp in comparisons.items():
-            lines.append(f"| {label} | " + " | ".join(
-                f"{fmt(c['delta'], 3)} [{fmt(c['ci_low'], 3)}, {fmt(c['ci_high'], 3)}]" for c in comp.values()) + " |")
+            lines.append(
+                f"| {label} | "
+                + " | ".join(
+                    f"{fmt(c['delta'], 3)} [{fmt(c['ci_low'], 3)}, {fmt(c['ci_high'], 3)}]" for c in comp.values()
+                )
+                + " |"
+            )
     if extra_md:
         lines += ["", extra_md]
     lines += ["", "![metrics](metrics.png) ![latency](latency.png)", ""]
     for rep in reports:
-        lines += [f"## Per question: {rep.label}", "",
-                  "| id | type | refused | correct | R@k | RR | cit P | cit R | supp | rel | s | answer |", "|---|" * 1 + "---|" * 11]
+        lines += [
+            f"## Per question: {rep.label}",
+            "",
+            "| id | type | refused | correct | R@k | RR | cit P | cit R | supp | rel | s | answer |",
+            "|---|" * 1 + "---|" * 11,
+        ]
         for r in rep.rows:
             ans = " ".join((r.error or r.answer).split()).replace("|", "\\|")
             lines.append(
@@ -156,8 +183,12 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
 
 
 def write_report(
-    reports: Sequence[EvalReport], out_dir: str | Path, extra: dict[str, Any] | None = None, extra_md: str = "",
-    curves: dict[str, list[tuple[float, float, float]]] | None = None, chosen: str = "",
+    reports: Sequence[EvalReport],
+    out_dir: str | Path,
+    extra: dict[str, Any] | None = None,
+    extra_md: str = "",
+    curves: dict[str, list[tuple[float, float, float]]] | None = None,
+    chosen: str = "",
 ) -> dict[str, Any]:
     """Write report.json, report.md, metrics.png, latency.png (and risk_coverage.png when ``curves``).
     Returns the JSON document."""
@@ -169,7 +200,9 @@ def write_report(
         "comparisons": comparisons,
         **(extra or {}),
     }
-    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)  # allow_nan=False: a NaN is a bug, fail loudly
+    text = json.dumps(
+        doc, indent=2, ensure_ascii=False, allow_nan=False
+    )  # allow_nan=False: a NaN is a bug, fail loudly
     (out / "report.json").write_text(text, encoding="utf-8")
     (out / "report.md").write_text(render_markdown(reports, comparisons, extra_md), encoding="utf-8")
     plot_metrics(reports, out / "metrics.png")
@@ -177,4 +210,3 @@ def write_report(
     if curves:
         plot_risk_coverage(curves, out / "risk_coverage.png", chosen)
     return doc
-

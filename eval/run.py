@@ -8,9 +8,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from rag import Answer, Assistant, RagError
 from rag.evaluation import metrics as M
 from rag.evaluation.dataset import EvalCase
-from rag import Answer, Assistant, RagError
 
 
 class JudgeScore(BaseModel):
@@ -101,8 +101,14 @@ def score_case(assistant: Assistant, case: EvalCase, repeat: int = 0, judge: Jud
     k = assistant.settings.retrieval.k
     answer, error, latency = _ask(assistant, case)
     row = EvalRow(
-        case_id=case.id, repeat=repeat, type=case.type, answerable=case.answerable, question=case.question,
-        gold_ids=list(case.supporting_ids), error=error, latency=latency,
+        case_id=case.id,
+        repeat=repeat,
+        type=case.type,
+        answerable=case.answerable,
+        question=case.question,
+        gold_ids=list(case.supporting_ids),
+        error=error,
+        latency=latency,
     )
     standalone = answer.standalone_question if answer else case.question
     try:
@@ -115,7 +121,7 @@ def score_case(assistant: Assistant, case: EvalCase, repeat: int = 0, judge: Jud
     if gold:
         row.recall_at_k = M.recall_at(ranked, gold, k)
         row.mrr = M.reciprocal_rank(ranked, gold)
-        row.ndcg_at_10 = M.ndcg_at(ranked, {g: 1 for g in gold}, 10)
+        row.ndcg_at_10 = M.ndcg_at(ranked, dict.fromkeys(gold, 1), 10)
     if answer is None:
         return row
     row.answer = answer.text
@@ -132,7 +138,9 @@ def score_case(assistant: Assistant, case: EvalCase, repeat: int = 0, judge: Jud
     row.completion_tokens = answer.tokens.get("completion")
     answered = not answer.refused
     if case.answerable:
-        row.keyword_score = M.keyword_score(answer.text, case.answer_keywords) if answered else 0.0 if case.answer_keywords else None
+        row.keyword_score = (
+            M.keyword_score(answer.text, case.answer_keywords) if answered else 0.0 if case.answer_keywords else None
+        )
         row.correct = answered and M.answer_correct(answer.text, case.answer_keywords)
         row.decision_correct = row.correct
         if answered:
@@ -214,6 +222,13 @@ def run_eval(
             if progress:
                 progress(len(rows), total)
     return EvalReport(
-        label=label, gold=gold, settings=assistant.settings.masked(), k=assistant.settings.retrieval.k, repeat=repeat,
-        started=started, seconds=time.perf_counter() - t0, rows=rows, aggregate=aggregate(rows),
+        label=label,
+        gold=gold,
+        settings=assistant.settings.masked(),
+        k=assistant.settings.retrieval.k,
+        repeat=repeat,
+        started=started,
+        seconds=time.perf_counter() - t0,
+        rows=rows,
+        aggregate=aggregate(rows),
     )

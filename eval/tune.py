@@ -45,15 +45,19 @@ class TuningPoint(BaseModel):
 def sweep(
     rows: Sequence[EvalRow],
     cases: Mapping[str, EvalCase],
-    relevance_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(0, 11)),
-    support_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(0, 19)),
+    relevance_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(11)),
+    support_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(19)),
 ) -> list[TuningPoint]:
     points = []
     for r in relevance_grid:
         for s in support_grid:
             out = [replay(row, cases.get(row.case_id), r, s) for row in rows]
             scores = M.abstention_metrics([row.answerable for row in rows], [a for a, _ in out], [c for _, c in out])
-            points.append(TuningPoint(min_relevance=r, min_support=s, **{k: scores[k] for k in TuningPoint.model_fields if k in scores}))
+            points.append(
+                TuningPoint(
+                    min_relevance=r, min_support=s, **{k: scores[k] for k in TuningPoint.model_fields if k in scores}
+                )
+            )
     return points
 
 
@@ -110,29 +114,41 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for p in gold["grid"]:
         q = pgrid.get((p["min_relevance"], p["min_support"]))
-        combined = ((p["decision_accuracy"] or 0) * n_gold + ((q["accuracy"] or 0) * n_pmq if q else 0)) / (n_gold + (n_pmq if q else 0))
+        combined = ((p["decision_accuracy"] or 0) * n_gold + ((q["accuracy"] or 0) * n_pmq if q else 0)) / (
+            n_gold + (n_pmq if q else 0)
+        )
         rows.append((round(combined, 6), -abs(p["min_relevance"] - 0.3) - abs(p["min_support"] - 0.6), p, q))
     best = max(rows, key=lambda r: (r[0], r[1]))
     cur = next(r for r in rows if r[2]["min_relevance"] == 0.3 and r[2]["min_support"] == 0.6)
-    lines = [f"Gold set n={n_gold} (decision accuracy) + PubMedQA n={n_pmq} (yes/no/maybe accuracy, refusal = maybe)", "",
-             "| min_relevance | min_support | gold decision acc | gold coverage | gold precision | gold refusal recall | PubMedQA acc | PubMedQA coverage | combined |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Gold set n={n_gold} (decision accuracy) + PubMedQA n={n_pmq} (yes/no/maybe accuracy, refusal = maybe)",
+        "",
+        "| min_relevance | min_support | gold decision acc | gold coverage | gold precision | gold refusal recall | PubMedQA acc | PubMedQA coverage | combined |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for tag, r in (("current", cur), ("chosen", best)):
         p, q = r[2], r[3] or {}
-        lines.append(f"| {p['min_relevance']} ({tag}) | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
-                     f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |")
+        lines.append(
+            f"| {p['min_relevance']} ({tag}) | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
+            f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |"
+        )
     for r in sorted(rows, key=lambda r: -r[0])[:10]:
         p, q = r[2], r[3] or {}
-        lines.append(f"| {p['min_relevance']} | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
-                     f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |")
+        lines.append(
+            f"| {p['min_relevance']} | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
+            f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |"
+        )
     curves = {f"gold {k}": [tuple(x) for x in v] for k, v in gold["curves"].items()}
     if pmq:
         conf = [max(row["supports"], default=0.0) if not row["refused"] else -1.0 for row in pmq["rows"]]
         good = [row["correct"] for row in pmq["rows"]]
         curves["PubMedQA by best support"] = [p for p in M.risk_coverage(conf, good) if p[0] >= 0]
     args.out.mkdir(parents=True, exist_ok=True)
-    plot_risk_coverage(curves, args.out / "risk_coverage_combined.png",
-                       f"chosen min_relevance={best[2]['min_relevance']}, min_support={best[2]['min_support']}")
+    plot_risk_coverage(
+        curves,
+        args.out / "risk_coverage_combined.png",
+        f"chosen min_relevance={best[2]['min_relevance']}, min_support={best[2]['min_support']}",
+    )
     (args.out / "tuning.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -13,14 +13,15 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from rag.answering.pipeline import AnswerPipeline, History, MarkerFilter, normalise_history
-from rag.errors import EmptyIndexError, QuestionError, RagError
-from rag.store.index import PaperIndex
 from rag.corpus import bundled_corpus, read_corpora
-from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
-from rag.store.retrieve import HybridRetriever, Retriever
-from rag.settings import Settings, get_settings
+from rag.errors import EmptyIndexError, QuestionError, RagError
 from rag.events import AnswerEvent, ErrorEvent, Event, StatusEvent, TokenEvent
+from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
+from rag.settings import Settings, get_settings
+from rag.store.index import PaperIndex
+from rag.store.retrieve import HybridRetriever, Retriever
 from rag.types import Answer, AnswerMode, IngestReport, MetaValue, Paper, Query, RetrievalMode, SearchHit
+
 
 class Assistant:
     """Grounded question answering over an index of abstracts.
@@ -167,7 +168,9 @@ class Assistant:
             )
         return hits
 
-    def as_retriever(self, k: int | None = None, where: dict[str, Any] | None = None, mode: RetrievalMode | None = None) -> HybridRetriever:
+    def as_retriever(
+        self, k: int | None = None, where: dict[str, Any] | None = None, mode: RetrievalMode | None = None
+    ) -> HybridRetriever:
         """A LangChain ``BaseRetriever`` over this assistant's index."""
         return HybridRetriever(retriever=self._retriever, k=k, where=where, mode=mode)
 
@@ -178,7 +181,8 @@ class Assistant:
         limit = self.settings.answer.max_question_chars
         if len(q) > limit:
             raise QuestionError(
-                f"The question has {len(q)} characters; the limit is {limit} (RAG_ANSWER__MAX_QUESTION_CHARS).", code="question_too_long"
+                f"The question has {len(q)} characters; the limit is {limit} (RAG_ANSWER__MAX_QUESTION_CHARS).",
+                code="question_too_long",
             )
         return q
 
@@ -200,7 +204,13 @@ class Assistant:
         ``retrieval_mode`` ("hybrid", "dense", "bm25") and ``temperature`` override the settings for this question.
         """
         for event in self.stream(
-            question, history=history, k=k, filters=filters, mode=mode, retrieval_mode=retrieval_mode, temperature=temperature
+            question,
+            history=history,
+            k=k,
+            filters=filters,
+            mode=mode,
+            retrieval_mode=retrieval_mode,
+            temperature=temperature,
         ):
             if isinstance(event, AnswerEvent):
                 return event.answer

@@ -41,7 +41,8 @@ class _Group(BaseModel):
 
 class EmbeddingSettings(_Group):
     provider: Literal["local", "openai"] = Field(
-        default="local", description="'local': a bundled model (see model); 'openai': any OpenAI-compatible embeddings endpoint."
+        default="local",
+        description="'local': a bundled model (see model); 'openai': any OpenAI-compatible embeddings endpoint.",
     )
     model: str = Field(
         default="all-MiniLM-L6-v2-int8",
@@ -50,76 +51,104 @@ class EmbeddingSettings(_Group):
     base_url: str | None = Field(default=None, description="Embeddings endpoint URL when provider is 'openai'.")
     api_key: SecretStr | None = Field(default=None, description="API key of the embeddings endpoint.")
     threads: int = Field(default=2, ge=1, description="CPU threads for the local embedding model.")
-    batch_size: int = Field(default=8, ge=1, description="Texts per embedding batch (8 measured fastest per CPU-second, least memory).")
+    batch_size: int = Field(
+        default=8, ge=1, description="Texts per embedding batch (8 measured fastest per CPU-second, least memory)."
+    )
     cache: bool = Field(
-        default=True, description="Keep computed embeddings on disk, keyed by (model, text hash): re-ingests embed nothing twice."
+        default=True,
+        description="Keep computed embeddings on disk, keyed by (model, text hash): re-ingests embed nothing twice.",
     )
 
 
 class ChunkSettings(_Group):
-    max_tokens: int = Field(default=220, ge=16, description="Largest chunk in tokens (tiktoken); an abstract that fits stays one chunk.")
+    max_tokens: int = Field(
+        default=220, ge=16, description="Largest chunk in tokens (tiktoken); an abstract that fits stays one chunk."
+    )
     overlap: int = Field(default=40, ge=0, description="Tokens shared by consecutive chunks of one abstract.")
     encoding: str = Field(default="cl100k_base", description="tiktoken encoding used to count tokens.")
 
 
 class RetrievalSettings(_Group):
     k: int = Field(default=5, ge=1, le=100, description="Papers returned per search / shown to the LLM.")
-    mode: Literal["hybrid", "dense", "bm25"] = Field(default="hybrid", description="Dense + BM25 fused by RRF, or one of them alone.")
+    mode: Literal["hybrid", "dense", "bm25"] = Field(
+        default="hybrid", description="Dense + BM25 fused by RRF, or one of them alone."
+    )
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
     candidates: int = Field(default=50, ge=1, description="Candidates taken from each retriever before fusion.")
 
 
 class LLMSettings(_Group):
     base_url: str | None = Field(
-        default=None, description="OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp). Empty: the embedded local model."
+        default=None,
+        description="OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp). Empty: the embedded local model.",
     )
     model: str = Field(default="qwen2.5-coder-1.5b-instruct-q4_k_m", description="Model name sent to the endpoint.")
     api_key: SecretStr | None = Field(default=None, description="API key of the endpoint (never logged).")
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=160, ge=1, description="Longest answer in tokens.")
     timeout: float = Field(
-        default=180.0, gt=0,
+        default=180.0,
+        gt=0,
         description="Seconds the LLM may stay silent (connecting, before its first byte, between streamed chunks) before the request fails.",
     )
     max_retries: int = Field(
-        default=1, ge=0, description="Retries, with exponential backoff, on connection errors, timeouts, 429 and 5xx; never once tokens have streamed."
+        default=1,
+        ge=0,
+        description="Retries, with exponential backoff, on connection errors, timeouts, 429 and 5xx; never once tokens have streamed.",
     )
     threads: int = Field(default=2, ge=1, description="CPU threads of the embedded llama.cpp server.")
     ctx: int = Field(default=4096, ge=512, description="Context window of the embedded llama.cpp server.")
 
 
 class AnswerSettings(_Group):
-    mode: Literal["llm", "extractive"] = Field(default="llm", description="'extractive' answers with cited sentences, no LLM.")
+    mode: Literal["llm", "extractive"] = Field(
+        default="llm", description="'extractive' answers with cited sentences, no LLM."
+    )
     context_tokens: int = Field(
-        default=160, ge=50, description="Token budget of the evidence shown to the LLM (160 keeps a cold first token under 5 s here)."
+        default=160,
+        ge=50,
+        description="Token budget of the evidence shown to the LLM (160 keeps a cold first token under 5 s here).",
     )
     min_relevance: float = Field(
         default=0.30, description="Refuse when no chunk reaches this cosine similarity and the question names no paper."
     )
     min_support: float = Field(
-        default=0.60, description="A sentence with a lower support score is unsupported (measured by `python -m eval.calibrate`)."
+        default=0.60,
+        description="A sentence with a lower support score is unsupported (measured by `python -m eval.calibrate`).",
     )
     max_question_chars: int = Field(default=2000, ge=1, description="Longer questions are rejected.")
 
 
 class ServerSettings(_Group):
-    host: str = Field(default="127.0.0.1", description="Address `rag serve` binds to; a non-loopback one requires an API token.")
+    host: str = Field(
+        default="127.0.0.1", description="Address `rag serve` binds to; a non-loopback one requires an API token."
+    )
     port: int = Field(default=8080, ge=1, le=65535, description="Port of `rag serve`.")
     api_token: SecretStr | None = Field(
-        default=None, description="Bearer token the HTTP API requires (`Authorization: Bearer ...`); empty: no auth, loopback only."
+        default=None,
+        description="Bearer token the HTTP API requires (`Authorization: Bearer ...`); empty: no auth, loopback only.",
     )
-    max_upload_bytes: int = Field(default=20_000_000, ge=1, description="Largest request body `POST /v1/ingest` accepts.")
+    max_upload_bytes: int = Field(
+        default=20_000_000, ge=1, description="Largest request body `POST /v1/ingest` accepts."
+    )
 
 
 class UISettings(_Group):
-    host: str = Field(default="127.0.0.1", description="Address `rag ui` binds to; any non-loopback address requires `auth`.")
+    host: str = Field(
+        default="127.0.0.1", description="Address `rag ui` binds to; any non-loopback address requires `auth`."
+    )
     port: int = Field(default=7860, ge=1, le=65535, description="Port of `rag ui`.")
-    auth: SecretStr | None = Field(default=None, description="Login of the web UI as 'user:password' (RAG_UI_AUTH works too).")
+    auth: SecretStr | None = Field(
+        default=None, description="Login of the web UI as 'user:password' (RAG_UI_AUTH works too)."
+    )
     feedback_file: Path | None = Field(
-        default=None, description="JSONL file the UI's thumbs up/down are appended to; empty: feedback.jsonl in the data dir."
+        default=None,
+        description="JSONL file the UI's thumbs up/down are appended to; empty: feedback.jsonl in the data dir.",
     )
     max_upload_bytes: int = Field(
-        default=20_000_000, ge=1, description="Largest file the UI's Corpus tab indexes; a larger upload is rejected before anything is read."
+        default=20_000_000,
+        ge=1,
+        description="Largest file the UI's Corpus tab indexes; a larger upload is rejected before anything is read.",
     )
 
     @field_validator("auth")
@@ -140,9 +169,15 @@ class Settings(BaseSettings):
         env_prefix="RAG_", env_nested_delimiter="__", env_file=".env", extra="forbid", validate_default=True
     )
 
-    data_dir: Path = Field(default_factory=default_data_dir, description="Where the index, BM25 and caches live (RAG_DATA_DIR).")
-    cache_dir: Path = Field(default_factory=default_cache_dir, description="Where the assembled local LLM is kept (RAG_CACHE_DIR).")
-    chroma_url: str | None = Field(default=None, description="Chroma server URL (RAG_CHROMA_URL); empty: embedded on disk.")
+    data_dir: Path = Field(
+        default_factory=default_data_dir, description="Where the index, BM25 and caches live (RAG_DATA_DIR)."
+    )
+    cache_dir: Path = Field(
+        default_factory=default_cache_dir, description="Where the assembled local LLM is kept (RAG_CACHE_DIR)."
+    )
+    chroma_url: str | None = Field(
+        default=None, description="Chroma server URL (RAG_CHROMA_URL); empty: embedded on disk."
+    )
     collection: str = Field(default="abstracts", min_length=3, description="Chroma collection name.")
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkSettings = ChunkSettings()
@@ -258,7 +293,8 @@ def get_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as e:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors(include_url=False, include_input=False)
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            for err in e.errors(include_url=False, include_input=False)
         )
         raise ConfigError(f"Invalid settings: {problems}") from e
     except (OSError, ValueError) as e:

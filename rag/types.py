@@ -37,7 +37,9 @@ class Query(BaseModel):
     where: dict[str, MetaValue] | None = Field(default=None, description="Metadata filter (equality on every key).")
     mode: AnswerMode = Field(default="llm", description="'llm' writes an answer; 'extractive' quotes sentences.")
     retrieval_mode: RetrievalMode | None = Field(default=None, description="None: settings.retrieval.mode.")
-    temperature: float | None = Field(default=None, description="Sampling temperature for this question (None: settings).")
+    temperature: float | None = Field(
+        default=None, description="Sampling temperature for this question (None: settings)."
+    )
 
 
 class Paper(BaseModel):
@@ -143,7 +145,8 @@ class Answer(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
     names_source: bool = Field(
-        default=False, description="The question names a retrieved paper by title or acronym (it passes the relevance gate)."
+        default=False,
+        description="The question names a retrieved paper by title or acronym (it passes the relevance gate).",
     )
 
     def to_json(self) -> dict[str, Any]:

@@ -145,7 +145,9 @@ def seed_assistant(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedd
     from rag.models.embedding import CachedEmbeddings
     from rag.settings import Settings
 
-    a = Assistant(Settings(data_dir=tmp_path_factory.mktemp("seed")), embeddings=CachedEmbeddings(minilm, embedding_cache))
+    a = Assistant(
+        Settings(data_dir=tmp_path_factory.mktemp("seed")), embeddings=CachedEmbeddings(minilm, embedding_cache)
+    )
     a.ingest([_seed_path()])
     return a
 

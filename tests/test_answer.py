@@ -34,7 +34,9 @@ def wildbox_n(prompt: str) -> int:
 
 
 def test_answer_cites_the_paper_the_fact_came_from(seed_assistant: Any) -> None:
-    a, fake = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}].")
+    a, fake = with_llm(
+        seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}]."
+    )
     ans = a.ask(WILDBOX_Q)
     assert not ans.refused
     assert [c.paper_id for c in ans.citations] == [paper_id_containing(seed_assistant, "We introduce WildBox")]
@@ -57,7 +59,9 @@ def test_marker_that_resolves_to_nothing_is_removed(seed_assistant: Any) -> None
 
 
 def test_missing_citation_is_attached(seed_assistant: Any) -> None:
-    a, _ = with_llm(seed_assistant, lambda p: "WildBox comprises 237,505 3D bounding box annotations across seven species.")
+    a, _ = with_llm(
+        seed_assistant, lambda p: "WildBox comprises 237,505 3D bounding box annotations across seven species."
+    )
     ans = a.ask(WILDBOX_Q)
     assert not ans.refused and len(ans.citations) == 1
     assert re.search(rf"\[{ans.citations[0].n}\]\.$", ans.text)
@@ -76,7 +80,9 @@ def test_wrong_citation_is_moved_to_the_supporting_source(seed_assistant: Any) -
 def test_unsupported_sentence_is_flagged_and_kept_out_of_the_answer(seed_assistant: Any) -> None:
     a, _ = with_llm(
         seed_assistant,
-        lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}]. The capital of France is Paris.",
+        lambda p: (
+            f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}]. The capital of France is Paris."
+        ),
     )
     ans = a.ask(WILDBOX_Q)
     assert not ans.refused
@@ -86,7 +92,9 @@ def test_unsupported_sentence_is_flagged_and_kept_out_of_the_answer(seed_assista
 
 
 def test_answer_from_model_knowledge_is_refused(seed_assistant: Any) -> None:
-    a, fake = with_llm(seed_assistant, lambda p: "The WildBox paper was written by John Smith and Maria Garcia at Oxford [1].")
+    a, fake = with_llm(
+        seed_assistant, lambda p: "The WildBox paper was written by John Smith and Maria Garcia at Oxford [1]."
+    )
     ans = a.ask("Which lab created the WildBox dataset for 3D wildlife detection from drone video?")
     assert fake.prompts  # relevant enough to reach the model: the verifier must catch this
     assert ans.refused and ans.text == NO_ANSWER and ans.citations == []
@@ -125,7 +133,9 @@ def test_empty_and_overlong_questions_are_rejected(seed_assistant: Any) -> None:
 
 
 def test_stream_yields_status_then_tokens_then_the_verified_answer(seed_assistant: Any) -> None:
-    a, _ = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}][9].")
+    a, _ = with_llm(
+        seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}][9]."
+    )
     events = list(a.stream(WILDBOX_Q, k=3))
     kinds = [type(e) for e in events]
     assert kinds[0] is StatusEvent and kinds[-1] is AnswerEvent and set(kinds[1:-1]) == {TokenEvent}
@@ -141,7 +151,9 @@ def test_evidence_is_trimmed_to_the_token_budget(seed_assistant: Any) -> None:
     from rag.corpus.chunking import count_tokens
 
     for budget in (60, 200, 450):
-        a, fake = with_llm(seed_assistant, lambda p: "WildBox comprises 237,505 3D bounding box annotations.", context_tokens=budget)
+        a, fake = with_llm(
+            seed_assistant, lambda p: "WildBox comprises 237,505 3D bounding box annotations.", context_tokens=budget
+        )
         a.ask(WILDBOX_Q, k=5)
         context = fake.prompts[-1].split("Sources:\n")[-1].split("Question:")[0]
         sentences_in_context = context.count(". ") + 1
@@ -169,7 +181,7 @@ def test_follow_up_is_condensed_with_the_llm(seed_assistant: Any) -> None:
     history = [("user", "What is WildBox?"), ("assistant", "A drone dataset [1].")]
     ans = a.ask("How many species does it cover?", history=history)
     assert ans.standalone_question == "How many species does WildBox cover?"
-    assert "How many species does WildBox cover?" == last_question(fake.prompts[-1])
+    assert last_question(fake.prompts[-1]) == "How many species does WildBox cover?"
     assert not ans.refused and ans.citations[0].title == "WildBox"
 
 
@@ -197,13 +209,17 @@ def test_extractive_mode_cites_sentences_without_an_llm(seed_assistant: Any) -> 
 
 
 def test_lcel_runnable_gives_the_same_verified_answer(seed_assistant: Any) -> None:
-    a, _ = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}] [8].")
+    a, _ = with_llm(
+        seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}] [8]."
+    )
     ans = a._pipeline.as_runnable().invoke(Query(question=WILDBOX_Q, k=3))
     assert "[8]" not in ans.text and ans.citations[0].title == "WildBox"
 
 
 def test_per_question_retrieval_mode_and_temperature(seed_assistant: Any) -> None:
-    a, fake = with_llm(seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}].")
+    a, fake = with_llm(
+        seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}]."
+    )
     ans = a.ask(WILDBOX_Q, retrieval_mode="bm25", temperature=0.7)
     assert fake.call_kwargs[-1].get("temperature") == 0.7
     # bm25 mode: fused scores are BM25 scores, so no source carries RRF-sized scores

@@ -63,7 +63,9 @@ def test_search_with_where_filter(run) -> None:  # type: ignore[no-untyped-def]
         ('{"abstract": "   "}\n', "blank.jsonl", "blank.jsonl, line 1"),
     ],
 )
-def test_bad_input_exits_1_with_clear_message_and_writes_nothing(run, tmp_path: Path, content: str, name: str, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_exits_1_with_clear_message_and_writes_nothing(
+    run, tmp_path: Path, content: str, name: str, message: str
+) -> None:  # type: ignore[no-untyped-def]
     good = tmp_path / "good.jsonl"
     good.write_text('{"id": "g1", "abstract": "A fine abstract about zebras."}\n')
     bad = tmp_path / name
@@ -147,14 +149,27 @@ def test_ingest_and_search_work_with_networking_blocked(tmp_path: Path, seed_cor
     }
     env.pop("TIKTOKEN_CACHE_DIR", None)
     check = subprocess.run(
-        ["unshare", "-n", sys.executable, "-c", "import socket; socket.create_connection(('pypi.org', 443), timeout=3)"],
-        capture_output=True, env=env,
+        [
+            "unshare",
+            "-n",
+            sys.executable,
+            "-c",
+            "import socket; socket.create_connection(('pypi.org', 443), timeout=3)",
+        ],
+        capture_output=True,
+        env=env,
     )
     assert check.returncode != 0  # the namespace really has no network
-    ingest = subprocess.run(["unshare", "-n", str(rag), "ingest", str(seed_corpus)], capture_output=True, text=True, env=env, timeout=600)
+    ingest = subprocess.run(
+        ["unshare", "-n", str(rag), "ingest", str(seed_corpus)], capture_output=True, text=True, env=env, timeout=600
+    )
     assert ingest.returncode == 0, ingest.stderr[-2000:]
     search = subprocess.run(
-        ["unshare", "-n", str(rag), "search", "drone footage of zebras in 3D", "--json"], capture_output=True, text=True, env=env, timeout=300
+        ["unshare", "-n", str(rag), "search", "drone footage of zebras in 3D", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert search.returncode == 0, search.stderr[-2000:]
     assert json.loads(search.stdout)[0]["title"] == "WildBox"
@@ -178,8 +193,14 @@ def test_ask_unreachable_llm_is_a_clear_error(run, seed_corpus: Path) -> None:  
     from tests.conftest import free_port
 
     run("ingest", str(seed_corpus))
-    r = run("ask", "How many 3D bounding box annotations does WildBox have?",
-            extra_env={"RAG_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "RAG_LLM__MAX_RETRIES": "0",
-                       "RAG_LLM_API_KEY": "sk-do-not-print-me-42"})
+    r = run(
+        "ask",
+        "How many 3D bounding box annotations does WildBox have?",
+        extra_env={
+            "RAG_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+            "RAG_LLM__MAX_RETRIES": "0",
+            "RAG_LLM_API_KEY": "sk-do-not-print-me-42",
+        },
+    )
     assert r.exit_code == 1 and "Cannot reach the LLM server" in r.output
     assert "sk-do-not-print-me-42" not in r.output and "Traceback" not in r.output

@@ -45,44 +45,104 @@ def _followup(first: str, reply: str) -> tuple[tuple[str, str], ...]:
 
 
 CASES = [
-    Case("What do the authors coin the finding that the transformer architecture is aligned with symmetries prevalent in "
-         "scientific domains?", r"Symmetry Lottery", "what we coin winning the"),
-    Case("Which transform defines the optimized probability distribution used to sample hidden nodes in the dequantization "
-         "paper?", r"ridgelet", "defined using the ridgelet transform"),
-    Case("How many species does it cover?", r"seven|\b7\b", "We introduce WildBox", "WildBox",
-         _followup("What is WildBox?", "WildBox is a drone dataset and benchmark for 3D wildlife detection [1].")),
-    Case("What must agents chain together to solve its tasks?", r"binary analysis|cryptography|instrumentation",
-         "we present WiREBench", "WiREBench",
-         _followup("What is WiREBench?", "WiREBench is a benchmark of vulnerability discovery in mobile apps [1].")),
-    Case("What constraint does final normalization impose, causing predictions to saturate at fixed boundary values?",
-         r"scale constraint", "cliff-shaped collapse"),
-    Case("What do current transformer-based language models do with competing responses in interference paradigms?",
-         r"blend", "current transformer-based language models blend them"),
+    Case(
+        "What do the authors coin the finding that the transformer architecture is aligned with symmetries prevalent in "
+        "scientific domains?",
+        r"Symmetry Lottery",
+        "what we coin winning the",
+    ),
+    Case(
+        "Which transform defines the optimized probability distribution used to sample hidden nodes in the dequantization "
+        "paper?",
+        r"ridgelet",
+        "defined using the ridgelet transform",
+    ),
+    Case(
+        "How many species does it cover?",
+        r"seven|\b7\b",
+        "We introduce WildBox",
+        "WildBox",
+        _followup("What is WildBox?", "WildBox is a drone dataset and benchmark for 3D wildlife detection [1]."),
+    ),
+    Case(
+        "What must agents chain together to solve its tasks?",
+        r"binary analysis|cryptography|instrumentation",
+        "we present WiREBench",
+        "WiREBench",
+        _followup("What is WiREBench?", "WiREBench is a benchmark of vulnerability discovery in mobile apps [1]."),
+    ),
+    Case(
+        "What constraint does final normalization impose, causing predictions to saturate at fixed boundary values?",
+        r"scale constraint",
+        "cliff-shaped collapse",
+    ),
+    Case(
+        "What do current transformer-based language models do with competing responses in interference paradigms?",
+        r"blend",
+        "current transformer-based language models blend them",
+    ),
     Case("Which model series were used in the DLR experiments?", r"Qwen", "two model series (Qwen3-VL and LLaMA-3)"),
-    Case("And what happens to the experts under the Maximal Update heuristic with soft routing and softmax gating?",
-         r"collapse", "causes the experts to collapse to the same distribution", "Mixture-of-Experts",
-         _followup("What happens to Mixture-of-Experts routers under the Standard Parameterisation?",
-                   "Under SP the router updates freeze after one step [1].")),
-    Case("Toward which prompts does pass@k policy optimization implicitly reweight?", r"low-success",
-         "implicitly reweights prompts toward low-success prompts"),
+    Case(
+        "And what happens to the experts under the Maximal Update heuristic with soft routing and softmax gating?",
+        r"collapse",
+        "causes the experts to collapse to the same distribution",
+        "Mixture-of-Experts",
+        _followup(
+            "What happens to Mixture-of-Experts routers under the Standard Parameterisation?",
+            "Under SP the router updates freeze after one step [1].",
+        ),
+    ),
+    Case(
+        "Toward which prompts does pass@k policy optimization implicitly reweight?",
+        r"low-success",
+        "implicitly reweights prompts toward low-success prompts",
+    ),
     Case("What does MaskGen use to train robust segmentation models?", r"foundation model", "We present MaskGen"),
-    Case("What does the optimal heaviness parameter empirically predict for large-scale DNNs during training?",
-         r"over-?fitting", "empirically predicts over-fitting"),
-    Case("Which two objectives does forecasting groups of time series involve?", r"conditional forecasting",
-         "two objectives: (i)"),
-    Case("To what does VAE-LFA align the low-frequency statistics across editing rounds?", r"exponential moving average",
-         "aligns low-frequency statistics to an exponential moving average"),
-    Case("What diagnostic is introduced for cross-skeleton motion generation?", r"Source-Instance Fidelity|SIF",
-         "a diagnostic that tests whether the source-side geometry remains visible"),
-    Case("In which environments can social learning emerge in standard MARL without an explicit mechanism?",
-         r"non-stationary", "in non-stationary environments with sparse rewards"),
-    Case("How is the cfDNA signal of cancer distributed across genomic windows?", r"hotspots",
-         "the inverse participation ratio"),
-    Case("What does it reduce while preserving correct predictions?", r"overconfiden", "CoCHI (Class-oriented", "CoCHI",
-         _followup("What is CoCHI?", "CoCHI is a causal head intervention for calibration [1].")),
-    Case("How many failed trajectories does Who&When Pro contain?", r"12,326", "we construct 12,326 failed trajectories"),
-    Case("What is Independent Risk Minimization (IndRM) for?", r"direct causes|parents|causes",
-         "For finite data, we propose Independent Risk Minimization (IndRM)"),
+    Case(
+        "What does the optimal heaviness parameter empirically predict for large-scale DNNs during training?",
+        r"over-?fitting",
+        "empirically predicts over-fitting",
+    ),
+    Case(
+        "Which two objectives does forecasting groups of time series involve?",
+        r"conditional forecasting",
+        "two objectives: (i)",
+    ),
+    Case(
+        "To what does VAE-LFA align the low-frequency statistics across editing rounds?",
+        r"exponential moving average",
+        "aligns low-frequency statistics to an exponential moving average",
+    ),
+    Case(
+        "What diagnostic is introduced for cross-skeleton motion generation?",
+        r"Source-Instance Fidelity|SIF",
+        "a diagnostic that tests whether the source-side geometry remains visible",
+    ),
+    Case(
+        "In which environments can social learning emerge in standard MARL without an explicit mechanism?",
+        r"non-stationary",
+        "in non-stationary environments with sparse rewards",
+    ),
+    Case(
+        "How is the cfDNA signal of cancer distributed across genomic windows?",
+        r"hotspots",
+        "the inverse participation ratio",
+    ),
+    Case(
+        "What does it reduce while preserving correct predictions?",
+        r"overconfiden",
+        "CoCHI (Class-oriented",
+        "CoCHI",
+        _followup("What is CoCHI?", "CoCHI is a causal head intervention for calibration [1]."),
+    ),
+    Case(
+        "How many failed trajectories does Who&When Pro contain?", r"12,326", "we construct 12,326 failed trajectories"
+    ),
+    Case(
+        "What is Independent Risk Minimization (IndRM) for?",
+        r"direct causes|parents|causes",
+        "For finite data, we propose Independent Risk Minimization (IndRM)",
+    ),
     Case("What is the capital of France?", "", ""),
 ]
 assert len(CASES) == 20 and sum(bool(c.history) for c in CASES) == 4
@@ -174,7 +234,9 @@ def test_twenty_concurrent_conversations_through_the_python_api(
     for case, answer in zip(CASES, answers):
         check_answer(answer.to_json(), case, seed_assistant)
         if mode == "llm" and case.history:
-            assert answer.standalone_question.startswith("Regarding "), answer.standalone_question  # the LLM condensed it
+            assert answer.standalone_question.startswith("Regarding "), (
+                answer.standalone_question
+            )  # the LLM condensed it
     if mode == "llm":
         asked = [last_question(p) for p in fake.prompts if "Standalone question:" not in p]
         # one generation per answerable question, each with its own standalone question; the off-topic one never
@@ -239,7 +301,9 @@ def test_twenty_concurrent_questions_through_gradio_client(seed_assistant: Any, 
 
     def ask(case: Case) -> dict[str, Any]:
         history = [list(turn) for turn in case.history] or None
-        return dict(client.predict(case.question, 5, True, "", "", modes[case.question], -1.0, history, api_name="/ask"))
+        return dict(
+            client.predict(case.question, 5, True, "", "", modes[case.question], -1.0, history, api_name="/ask")
+        )
 
     answers, _ = run_at_once(ask)
     for case, answer in zip(CASES, answers):

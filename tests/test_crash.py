@@ -24,8 +24,8 @@ from click.testing import CliRunner
 from filelock import FileLock
 
 from rag import Assistant, IngestError, Settings
-from rag.corpus.chunking import chunk_paper
 from rag.apps.cli import cli
+from rag.corpus.chunking import chunk_paper
 from tests.conftest import SHARED
 
 FAST = {"embedding": {"model": "wordllama-l2-supercat-256"}}
@@ -58,7 +58,9 @@ def _corpus(path: Path, n: int) -> list[dict[str, Any]]:
 def _start_ingest(data_dir: Path, corpus: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", _CHILD, str(data_dir), str(corpus)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
 
 
@@ -141,10 +143,14 @@ def test_kill_9_during_ingest_then_reingest_leaves_exactly_the_right_papers(tmp_
 
 def test_a_paper_left_incomplete_is_repaired(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
-    long_abstract = " ".join(f"Sentence {i} reports that method M{i} improves metric Q{i} by {i} points." for i in range(60))
+    long_abstract = " ".join(
+        f"Sentence {i} reports that method M{i} improves metric Q{i} by {i} points." for i in range(60)
+    )
     corpus.write_text(
-        json.dumps({"id": "long", "title": "A long paper", "abstract": long_abstract}) + "\n"
-        + json.dumps({"id": "short", "title": "A short paper", "abstract": "Short abstract about graphs."}) + "\n"
+        json.dumps({"id": "long", "title": "A long paper", "abstract": long_abstract})
+        + "\n"
+        + json.dumps({"id": "short", "title": "A short paper", "abstract": "Short abstract about graphs."})
+        + "\n"
     )
     assistant = Assistant(Settings(data_dir=tmp_path / "d", **FAST))
     assistant.ingest([corpus])
@@ -205,18 +211,30 @@ def test_damaged_chroma_file_gives_a_clear_error_and_rebuild_recovers(tmp_path: 
         f.write(b"not a database" * 300)
 
     # A new process sees the damage (chromadb caches open clients per process).
-    run = subprocess.run([sys.executable, "-m", "rag.apps.cli", "search", "zebras"], env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "rag.apps.cli", "search", "zebras"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 1
     assert "Traceback" not in run.stderr + run.stdout
     message = run.stderr.strip()
     assert "rag ingest --rebuild" in message and str(tmp_path / "chroma") in message and len(message.splitlines()) == 1
 
     rebuilt = subprocess.run(
-        [sys.executable, "-m", "rag.apps.cli", "ingest", "--rebuild", "--json", str(seed_corpus)], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "rag.apps.cli", "ingest", "--rebuild", "--json", str(seed_corpus)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert json.loads(rebuilt.stdout.strip().splitlines()[-1])["added"] == 19
-    found = subprocess.run([sys.executable, "-m", "rag.apps.cli", "search", "drone footage of zebras", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    found = subprocess.run(
+        [sys.executable, "-m", "rag.apps.cli", "search", "drone footage of zebras", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert found.returncode == 0 and json.loads(found.stdout)[0]["title"] == "WildBox"
 
 

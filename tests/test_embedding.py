@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag.models.embedding import CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings
 from rag.errors import ConfigError
+from rag.models.embedding import CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings
 
 DATA = Path(__file__).parent / "data"
 
@@ -69,10 +69,7 @@ def test_int8_agrees_with_fp32_reference(minilm: MiniLMEmbeddings) -> None:
 def test_threads_share_one_model(minilm: MiniLMEmbeddings) -> None:
     expected = minilm.embed([ZEBRAS, QUANTUM])
     results: list[np.ndarray] = []
-    workers = [
-        threading.Thread(target=lambda: results.append(minilm.embed([ZEBRAS, QUANTUM])))
-        for _ in range(4)
-    ]
+    workers = [threading.Thread(target=lambda: results.append(minilm.embed([ZEBRAS, QUANTUM]))) for _ in range(4)]
     for w in workers:
         w.start()
     for w in workers:
@@ -200,10 +197,7 @@ def test_several_processes_write_one_cache(tmp_path: Path) -> None:
         "    c.put_many(sys.argv[2], [f'text {i} {j}' for j in range(50)], np.ones((50, 384)))\n"
     )
     root = Path(__file__).parent.parent
-    writers = [
-        subprocess.Popen([sys.executable, "-c", script, str(path), f"model-{n}"], cwd=root)
-        for n in range(2)
-    ]
+    writers = [subprocess.Popen([sys.executable, "-c", script, str(path), f"model-{n}"], cwd=root) for n in range(2)]
     assert [w.wait(timeout=60) for w in writers] == [0, 0]
     assert EmbeddingCache(path).count() == 2 * 10 * 50
 
@@ -220,7 +214,9 @@ def test_cache_written_by_an_earlier_version_is_moved_over(tmp_path: Path) -> No
             "CREATE TABLE embeddings (model TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,"
             " PRIMARY KEY (model, text_sha256)) WITHOUT ROWID"
         )
-        conn.execute("INSERT INTO embeddings VALUES (?, ?, ?)", ("m", hashlib.sha256(b"old text").hexdigest(), vector.tobytes()))
+        conn.execute(
+            "INSERT INTO embeddings VALUES (?, ?, ?)", ("m", hashlib.sha256(b"old text").hexdigest(), vector.tobytes())
+        )
     cache = EmbeddingCache(path)
     got = cache.get_many("m", ["old text", "new text"])
     assert got[1] is None and np.array_equal(got[0], vector)

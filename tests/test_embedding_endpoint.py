@@ -48,7 +48,11 @@ def _gguf() -> Path:
 @pytest.fixture(scope="module")
 def embeddings_server() -> Iterator[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, str(_gguf())], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True
+        [sys.executable, "-c", _SERVER, str(_gguf())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -65,20 +69,44 @@ def embeddings_server() -> Iterator[str]:
 def _settings(data_dir: Path, base_url: str) -> Settings:
     return Settings(
         data_dir=data_dir,
-        embedding={"provider": "openai", "model": "smollm2-embed", "base_url": base_url, "api_key": "sk-local-test", "batch_size": 16},
+        embedding={
+            "provider": "openai",
+            "model": "smollm2-embed",
+            "base_url": base_url,
+            "api_key": "sk-local-test",
+            "batch_size": 16,
+        },
     )
 
 
 PAPERS = [
-    {"id": "zebra", "title": "Counting zebras from drones", "abstract": "We count zebras in drone footage of the savanna with a detector."},
-    {"id": "proteins", "title": "Protein folding with diffusion", "abstract": "A diffusion model predicts protein structures from sequences."},
-    {"id": "robots", "title": "Legged robot locomotion", "abstract": "Reinforcement learning teaches a quadruped robot to walk on ice."},
-    {"id": "speech", "title": "Low-resource speech recognition", "abstract": "Self-supervised audio pretraining improves speech recognition for rare languages."},
+    {
+        "id": "zebra",
+        "title": "Counting zebras from drones",
+        "abstract": "We count zebras in drone footage of the savanna with a detector.",
+    },
+    {
+        "id": "proteins",
+        "title": "Protein folding with diffusion",
+        "abstract": "A diffusion model predicts protein structures from sequences.",
+    },
+    {
+        "id": "robots",
+        "title": "Legged robot locomotion",
+        "abstract": "Reinforcement learning teaches a quadruped robot to walk on ice.",
+    },
+    {
+        "id": "speech",
+        "title": "Low-resource speech recognition",
+        "abstract": "Self-supervised audio pretraining improves speech recognition for rare languages.",
+    },
 ]
 
 
 @pytest.mark.slow
-def test_ingest_and_search_through_an_openai_compatible_embeddings_server(tmp_path: Path, embeddings_server: str) -> None:
+def test_ingest_and_search_through_an_openai_compatible_embeddings_server(
+    tmp_path: Path, embeddings_server: str
+) -> None:
     corpus = tmp_path / "papers.jsonl"
     corpus.write_text("".join(json.dumps(p) + "\n" for p in PAPERS))
     assistant = Assistant(_settings(tmp_path / "data", embeddings_server))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from rag import Paper
 from rag.evaluation import metrics as M
 from rag.evaluation.dataset import EvalCase, GoldError, load_gold, resolve_cases
 from rag.evaluation.tune import choose, replay, sweep
-from rag import Paper
 
 
 def test_ndcg_at_10_binary_relevance() -> None:
@@ -96,7 +96,11 @@ def test_abstention_metrics_litqa2_style() -> None:
 
 def test_risk_coverage_curve() -> None:
     curve = M.risk_coverage([0.9, 0.8, 0.2], [True, False, True])
-    assert curve == [(0.9, pytest.approx(1 / 3), 0.0), (0.8, pytest.approx(2 / 3), 0.5), (0.2, 1.0, pytest.approx(1 / 3))]
+    assert curve == [
+        (0.9, pytest.approx(1 / 3), 0.0),
+        (0.8, pytest.approx(2 / 3), 0.5),
+        (0.2, 1.0, pytest.approx(1 / 3)),
+    ]
 
 
 def test_percentiles_interpolate_like_numpy() -> None:
@@ -139,15 +143,25 @@ def test_gold_errors_name_the_line(tmp_path: Path) -> None:
     with pytest.raises(GoldError, match=r":2: .*type"):
         load_gold(write(tmp_path, ok, json.dumps({"question": "q?", "type": "trivia", "supporting_ids": ["p"]})))
     with pytest.raises(GoldError, match=r":2: duplicate id 'a'"):
-        load_gold(write(tmp_path, json.dumps({"id": "a", "question": "q?", "supporting_ids": ["p"]}),
-                        json.dumps({"id": "a", "question": "r?", "supporting_ids": ["p"]})))
+        load_gold(
+            write(
+                tmp_path,
+                json.dumps({"id": "a", "question": "q?", "supporting_ids": ["p"]}),
+                json.dumps({"id": "a", "question": "r?", "supporting_ids": ["p"]}),
+            )
+        )
 
 
 def test_quotes_resolve_to_paper_ids(tmp_path: Path) -> None:
-    papers = [Paper(paper_id="p1", title="A", abstract="We   introduce WildBox, a dataset."),
-              Paper(paper_id="p2", title="B", abstract="Another dataset.")]
-    gold = write(tmp_path, json.dumps({"question": "q?", "supporting_quotes": ["We introduce\nWildBox"]}),
-                 json.dumps({"question": "r?", "supporting_quotes": ["dataset."]}))
+    papers = [
+        Paper(paper_id="p1", title="A", abstract="We   introduce WildBox, a dataset."),
+        Paper(paper_id="p2", title="B", abstract="Another dataset."),
+    ]
+    gold = write(
+        tmp_path,
+        json.dumps({"question": "q?", "supporting_quotes": ["We introduce\nWildBox"]}),
+        json.dumps({"question": "r?", "supporting_quotes": ["dataset."]}),
+    )
     cases = load_gold(gold)
     assert resolve_cases(cases[:1], papers)[0].supporting_ids == ["p1"]
     with pytest.raises(GoldError, match=r":2: supporting quote 'dataset.' is in 2 abstracts"):
@@ -171,10 +185,20 @@ def test_replay_applies_both_thresholds() -> None:
     from rag.evaluation.run import EvalRow, SentenceRecord
 
     case = EvalCase(id="a", question="How many?", answer_keywords=["65"], supporting_ids=["p"])
-    row = EvalRow(case_id="a", type="factoid", answerable=True, question="How many?", standalone_question="How many?",
-                  refused=False, best_relevance=0.4, source_titles=["WiREBench"],
-                  sentences=[SentenceRecord(text="It found 65 bugs.", support=0.7, supported=True),
-                             SentenceRecord(text="It is fast.", support=0.3, supported=True)])
+    row = EvalRow(
+        case_id="a",
+        type="factoid",
+        answerable=True,
+        question="How many?",
+        standalone_question="How many?",
+        refused=False,
+        best_relevance=0.4,
+        source_titles=["WiREBench"],
+        sentences=[
+            SentenceRecord(text="It found 65 bugs.", support=0.7, supported=True),
+            SentenceRecord(text="It is fast.", support=0.3, supported=True),
+        ],
+    )
     assert replay(row, case, 0.3, 0.6) == (True, True)
     assert replay(row, case, 0.5, 0.6) == (False, False)  # below relevance, names no title
     assert replay(row, case, 0.3, 0.8) == (False, False)  # no sentence left
@@ -191,7 +215,9 @@ def _answer(text: str, first: str | None = None, refused: bool = False) -> objec
     from rag import Answer, AnswerSentence
 
     sents = [AnswerSentence(text=first)] if first else []
-    return Answer(question="q", standalone_question="q", text=text, refused=refused, sentences=sents + [AnswerSentence(text=text)])
+    return Answer(
+        question="q", standalone_question="q", text=text, refused=refused, sentences=sents + [AnswerSentence(text=text)]
+    )
 
 
 @pytest.mark.parametrize(
@@ -214,8 +240,10 @@ def test_pubmedqa_decision_mapping(text: str, first: str | None, refused: bool, 
 def test_pubmedqa_replay_turns_refusals_into_maybe() -> None:
     from rag.evaluation.external import pubmedqa_tuning
 
-    rows = [{"best_relevance": 0.5, "supports": [0.7], "refused": False, "pred": "yes", "label": "yes"},
-            {"best_relevance": 0.2, "supports": [0.9], "refused": False, "pred": "yes", "label": "maybe"}]
+    rows = [
+        {"best_relevance": 0.5, "supports": [0.7], "refused": False, "pred": "yes", "label": "yes"},
+        {"best_relevance": 0.2, "supports": [0.9], "refused": False, "pred": "yes", "label": "maybe"},
+    ]
     grid = {(p["min_relevance"], p["min_support"]): p for p in pubmedqa_tuning(rows)["grid"]}
     assert grid[(0.0, 0.0)]["accuracy"] == 0.5 and grid[(0.0, 0.0)]["coverage"] == 1.0
     assert grid[(0.3, 0.6)]["accuracy"] == 1.0 and grid[(0.3, 0.6)]["precision"] == 1.0  # row 2 becomes a right "maybe"

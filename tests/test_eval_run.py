@@ -11,15 +11,22 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from rag import Assistant
+from rag.apps.cli import cli
 from rag.evaluation.dataset import load_gold, resolve_cases
 from rag.evaluation.harness import evaluate_gold
 from rag.evaluation.run import run_eval
-from rag import Assistant
-from rag.apps.cli import cli
 from tests.fakes import ScriptedChatModel, evidence_number
 
 GOLD = Path(__file__).resolve().parents[1] / "eval" / "data" / "neurips2026_gold.jsonl"
-PICK = ["wildbox-annotations", "wirebench-size", "wildbox-followup-species", "multi-agent-benchmarks", "unans-france", "unans-wildbox-authors"]
+PICK = [
+    "wildbox-annotations",
+    "wirebench-size",
+    "wildbox-followup-species",
+    "multi-agent-benchmarks",
+    "unans-france",
+    "unans-wildbox-authors",
+]
 
 
 def small_gold(tmp_path: Path) -> Path:
@@ -71,10 +78,26 @@ def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_pat
 def test_cli_eval_writes_reports_and_compares_configs(tmp_path: Path) -> None:
     gold = small_gold(tmp_path)
     (tmp_path / "hybrid.toml").write_text('[answer]\nmode = "extractive"\n')
-    (tmp_path / "dense.toml").write_text('[answer]\nmode = "extractive"\nmin_relevance = 0.0\nmin_support = 0.0\n[retrieval]\nmode = "dense"\nk = 3\n')
+    (tmp_path / "dense.toml").write_text(
+        '[answer]\nmode = "extractive"\nmin_relevance = 0.0\nmin_support = 0.0\n[retrieval]\nmode = "dense"\nk = 3\n'
+    )
     out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "data"), "eval", str(gold), "--config", str(tmp_path / "hybrid.toml"),
-                                      "--config", str(tmp_path / "dense.toml"), "--out", str(out)], obj={})
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--data-dir",
+            str(tmp_path / "data"),
+            "eval",
+            str(gold),
+            "--config",
+            str(tmp_path / "hybrid.toml"),
+            "--config",
+            str(tmp_path / "dense.toml"),
+            "--out",
+            str(out),
+        ],
+        obj={},
+    )
     assert result.exit_code == 0, result.output
     assert "| recall@k |" in result.output and "Deltas vs hybrid" in result.output
     doc = json.loads((out / "report.json").read_text())
@@ -87,7 +110,9 @@ def test_cli_eval_writes_reports_and_compares_configs(tmp_path: Path) -> None:
     for png in ("metrics.png", "latency.png", "risk_coverage.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
     md = (out / "report.md").read_text()
-    assert "## Per question: hybrid" in md and "NaN" not in md and re.search(r"\| wildbox-annotations \| factoid \|", md)
+    assert (
+        "## Per question: hybrid" in md and "NaN" not in md and re.search(r"\| wildbox-annotations \| factoid \|", md)
+    )
 
 
 def test_cli_eval_names_the_bad_gold_line(tmp_path: Path) -> None:
@@ -98,8 +123,12 @@ def test_cli_eval_names_the_bad_gold_line(tmp_path: Path) -> None:
 
 
 def test_evaluate_gold_with_injected_assistant(seed_assistant: Any, tmp_path: Path) -> None:
-    extractive = Assistant(seed_assistant.settings.model_copy(update={"answer": seed_assistant.settings.answer.model_copy(update={"mode": "extractive"})}),
-                           embeddings=seed_assistant.embeddings)
+    extractive = Assistant(
+        seed_assistant.settings.model_copy(
+            update={"answer": seed_assistant.settings.answer.model_copy(update={"mode": "extractive"})}
+        ),
+        embeddings=seed_assistant.embeddings,
+    )
     doc = evaluate_gold(small_gold(tmp_path), [None], tmp_path / "o", assistants=[extractive])
     assert (tmp_path / "o" / "report.md").exists() and doc["runs"][0]["aggregate"]["errors"]["value"] == 0
 

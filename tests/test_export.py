@@ -38,7 +38,9 @@ def test_export_then_import_elsewhere_gives_identical_results_without_embedding(
     assert again.unchanged == 19 and again.embedded == 0
 
 
-def test_import_refuses_a_non_empty_index_unless_replace(seed_assistant: Assistant, tmp_path: Path, embeddings: Any) -> None:
+def test_import_refuses_a_non_empty_index_unless_replace(
+    seed_assistant: Assistant, tmp_path: Path, embeddings: Any
+) -> None:
     export = tmp_path / "x.zip"
     seed_assistant.export_index(export)
     target = Assistant(Settings(data_dir=tmp_path / "t"), embeddings=embeddings)

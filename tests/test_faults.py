@@ -31,9 +31,9 @@ from rag import AnswerEvent, Assistant, BackendError, ErrorEvent, Event, RagErro
 from rag.apps.cli import cli
 from rag.apps.http_api import create_app
 from rag.settings import LLMSettings
+from rag.ui.app import build_app
 from tests.conftest import free_port, run_chroma
 from tests.test_ui import run_chat
-from rag.ui.app import build_app
 
 DATA = Path(__file__).parent / "data"
 QUESTION = "What thermal conductivity does suspended graphene have?"
@@ -121,7 +121,9 @@ class FaultyLLM:
         if n <= self.fail_first or self.mode == "500":
             return self._json(h, 500, {"error": {"message": self.error_message, "type": "server_error"}})
         if self.mode == "429":
-            return self._json(h, 429, {"error": {"message": "rate limited", "type": "rate_limit"}}, {"Retry-After": self.retry_after})
+            return self._json(
+                h, 429, {"error": {"message": "rate limited", "type": "rate_limit"}}, {"Retry-After": self.retry_after}
+            )
         if self.mode == "hang":
             self.stop.wait(60)
             return None
@@ -129,15 +131,26 @@ class FaultyLLM:
             if self.stop.wait(self.delay):
                 return None
         if self.mode == "text":
-            return self._raw(h, 200, "text/plain", b"Service temporarily in maintenance mode. Please come back later.\n")
+            return self._raw(
+                h, 200, "text/plain", b"Service temporarily in maintenance mode. Please come back later.\n"
+            )
         prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
         reply = _evidence_reply(prompt)
         if not body.get("stream"):
-            return self._json(h, 200, {
-                "id": "c1", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            })
+            return self._json(
+                h,
+                200,
+                {
+                    "id": "c1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", "m"),
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                },
+            )
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Transfer-Encoding", "chunked")
@@ -156,8 +169,13 @@ class FaultyLLM:
 
     def _events(self, reply: str) -> Iterator[bytes]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            doc = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            doc = {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
             return b"data: " + json.dumps(doc).encode() + b"\n\n"
 
         if self.mode == "garbage":
@@ -165,7 +183,7 @@ class FaultyLLM:
             return
         if self.mode == "bad_json":
             yield chunk({"role": "assistant", "content": ""})
-            yield b"data: {\"choices\": [{\"delta\": {\"content\": \"Hal\n\n"
+            yield b'data: {"choices": [{"delta": {"content": "Hal\n\n'
             return
         words = re.findall(r"\S+\s*", reply)
         yield chunk({"role": "assistant", "content": ""})
@@ -178,16 +196,22 @@ class FaultyLLM:
                 self.stop.wait(self.delay)
             yield chunk({"content": w})
         yield chunk({}, "stop")
-        yield b'data: {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [], ' \
-              b'"usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}\n\n'
+        yield (
+            b'data: {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [], '
+            b'"usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}\n\n'
+        )
         yield b"data: [DONE]\n\n"
 
     @staticmethod
-    def _json(h: BaseHTTPRequestHandler, status: int, doc: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _json(
+        h: BaseHTTPRequestHandler, status: int, doc: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         FaultyLLM._raw(h, status, "application/json", json.dumps(doc).encode(), headers)
 
     @staticmethod
-    def _raw(h: BaseHTTPRequestHandler, status: int, ctype: str, data: bytes, headers: dict[str, str] | None = None) -> None:
+    def _raw(
+        h: BaseHTTPRequestHandler, status: int, ctype: str, data: bytes, headers: dict[str, str] | None = None
+    ) -> None:
         h.send_response(status)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(data)))
@@ -210,7 +234,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache:
     """tests/data/abstracts.jsonl (10 papers) indexed in embedded Chroma, shared read-only by this module."""
     from rag.models.embedding import CachedEmbeddings
 
-    a = Assistant(Settings(data_dir=tmp_path_factory.mktemp("faults")), embeddings=CachedEmbeddings(minilm, embedding_cache))
+    a = Assistant(
+        Settings(data_dir=tmp_path_factory.mktemp("faults")), embeddings=CachedEmbeddings(minilm, embedding_cache)
+    )
     a.ingest([DATA / "abstracts.jsonl"])
     return a
 
@@ -240,20 +266,48 @@ TIMED_OUT = r"^The LLM server at {url} did not answer within 2 s \(3 attempts\):
 NOT_OPENAI = r"^The LLM server at {url} sent no answer: its response is not an OpenAI chat-completions stream"
 # mode -> (pattern of the whole message, requests the server sees, whether a draft streamed first)
 FAULTS = {
-    "refused": (r"^Cannot reach the LLM server at {url} \(3 attempts\): is it running\? Check RAG_LLM_BASE_URL\.$", 0, False),
+    "refused": (
+        r"^Cannot reach the LLM server at {url} \(3 attempts\): is it running\? Check RAG_LLM_BASE_URL\.$",
+        0,
+        False,
+    ),
     "hang": (TIMED_OUT, 3, False),
     "slow": (TIMED_OUT, 3, False),
-    "500": (r"^The LLM server at {url} failed with HTTP 500 \(3 attempts\): upstream exploded\. Check the server's log\.$", 3, False),
-    "429": (r"^The LLM server at {url} is rate-limiting requests \(HTTP 429, 3 attempts\): rate limited\. Ask again later\.$", 3, False),
-    "429-long": (r"^The LLM server at {url} is rate-limiting requests \(HTTP 429\) and asks to wait 30 s, longer than "
-                 r"RAG_LLM__TIMEOUT \(2 s\): ask again later\.$", 1, False),
+    "500": (
+        r"^The LLM server at {url} failed with HTTP 500 \(3 attempts\): upstream exploded\. Check the server's log\.$",
+        3,
+        False,
+    ),
+    "429": (
+        r"^The LLM server at {url} is rate-limiting requests \(HTTP 429, 3 attempts\): rate limited\. Ask again later\.$",
+        3,
+        False,
+    ),
+    "429-long": (
+        r"^The LLM server at {url} is rate-limiting requests \(HTTP 429\) and asks to wait 30 s, longer than "
+        r"RAG_LLM__TIMEOUT \(2 s\): ask again later\.$",
+        1,
+        False,
+    ),
     "garbage": (NOT_OPENAI, 1, False),
     "text": (NOT_OPENAI, 1, False),
     "bad_json": (r"^The LLM server at {url} sent a malformed stream \(a `data:` line is not valid JSON\)", 1, False),
-    "cut": (r"^The LLM server at {url} dropped the connection in the middle of the answer\. The partial answer", 1, True),
-    "no_done": (r"^The LLM server at {url} ended the stream before the answer was complete \(no finish_reason\)\. "
-                r"The partial answer", 1, True),
-    "stall": (r"^The LLM server at {url} stopped sending for 2 s in the middle of the answer\. The partial answer", 1, True),
+    "cut": (
+        r"^The LLM server at {url} dropped the connection in the middle of the answer\. The partial answer",
+        1,
+        True,
+    ),
+    "no_done": (
+        r"^The LLM server at {url} ended the stream before the answer was complete \(no finish_reason\)\. "
+        r"The partial answer",
+        1,
+        True,
+    ),
+    "stall": (
+        r"^The LLM server at {url} stopped sending for 2 s in the middle of the answer\. The partial answer",
+        1,
+        True,
+    ),
 }
 
 
@@ -310,7 +364,9 @@ def test_timeout_bounds_silence_not_a_steadily_streamed_answer(tiny: Assistant, 
     assert not final.answer.refused and [c.paper_id for c in final.answer.citations] == [GRAPHENE]
 
 
-def test_failed_condense_call_is_not_followed_by_a_second_round_of_retries(tiny: Assistant, llm_server: FaultyLLM) -> None:
+def test_failed_condense_call_is_not_followed_by_a_second_round_of_retries(
+    tiny: Assistant, llm_server: FaultyLLM
+) -> None:
     llm_server.mode = "500"
     history = [("user", "What does Raman thermometry measure?"), ("assistant", "Thermal conductivity [1].")]
     _, error, elapsed = stream_timed(with_llm(tiny, llm_server.url), "And for graphene?", history=history)
@@ -350,8 +406,12 @@ def test_http_api_reports_the_fault_and_never_verifies_a_cut_stream(tiny: Assist
 
 
 def _cli(tiny: Assistant, *args: str, **env: str) -> Any:
-    base = {"RAG_DATA_DIR": str(tiny.settings.data_dir), "RAG_CONFIG": str(Path(tiny.settings.data_dir) / "none.toml"),
-            "RAG_LLM__TIMEOUT": str(TIMEOUT), "RAG_LLM__MAX_RETRIES": str(RETRIES)}
+    base = {
+        "RAG_DATA_DIR": str(tiny.settings.data_dir),
+        "RAG_CONFIG": str(Path(tiny.settings.data_dir) / "none.toml"),
+        "RAG_LLM__TIMEOUT": str(TIMEOUT),
+        "RAG_LLM__MAX_RETRIES": str(RETRIES),
+    }
     t = time.monotonic()
     r = CliRunner().invoke(cli, list(args), env=base | env, catch_exceptions=False)
     return r, time.monotonic() - t
@@ -370,9 +430,13 @@ def test_cli_ask_fault_is_one_line_and_exit_1(tiny: Assistant, llm_server: Fault
 @pytest.mark.slow
 def test_rag_ask_process_prints_no_traceback(tiny: Assistant, llm_server: FaultyLLM) -> None:
     llm_server.mode = "500"
-    env = os.environ | {"RAG_DATA_DIR": str(tiny.settings.data_dir), "RAG_LLM_BASE_URL": llm_server.url,
-                        "RAG_LLM__TIMEOUT": str(TIMEOUT), "RAG_LLM__MAX_RETRIES": str(RETRIES),
-                        "RAG_CONFIG": str(Path(tiny.settings.data_dir) / "none.toml")}
+    env = os.environ | {
+        "RAG_DATA_DIR": str(tiny.settings.data_dir),
+        "RAG_LLM_BASE_URL": llm_server.url,
+        "RAG_LLM__TIMEOUT": str(TIMEOUT),
+        "RAG_LLM__MAX_RETRIES": str(RETRIES),
+        "RAG_CONFIG": str(Path(tiny.settings.data_dir) / "none.toml"),
+    }
     exe = Path(sys.executable).with_name("rag")
     p = subprocess.run([str(exe), "ask", QUESTION], env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and p.stdout == "", p.stdout
@@ -380,15 +444,25 @@ def test_rag_ask_process_prints_no_traceback(tiny: Assistant, llm_server: Faulty
 
 
 # ---------------------------------------------------------------------------------------------- Chroma down
-CHROMA_COMMANDS = [("search", "graphene"), ("ask", QUESTION, "--mode", "extractive"), ("ask", QUESTION),
-                   ("ingest", str(DATA / "abstracts.jsonl")), ("stats",)]
+CHROMA_COMMANDS = [
+    ("search", "graphene"),
+    ("ask", QUESTION, "--mode", "extractive"),
+    ("ask", QUESTION),
+    ("ingest", str(DATA / "abstracts.jsonl")),
+    ("stats",),
+]
 
 
 def _assert_chroma_down(tiny: Assistant, settings: Settings, url: str) -> None:
     """Every entry point: one BackendError line naming ``url``, within a few seconds."""
     a = Assistant(settings, embeddings=tiny.embeddings)
-    calls = {"search": lambda: a.search("graphene"), "stats": a.stats, "papers": a.papers,
-             "ask": lambda: a.ask(QUESTION, mode="extractive"), "ingest": lambda: a.ingest([DATA / "abstracts.jsonl"])}
+    calls = {
+        "search": lambda: a.search("graphene"),
+        "stats": a.stats,
+        "papers": a.papers,
+        "ask": lambda: a.ask(QUESTION, mode="extractive"),
+        "ingest": lambda: a.ingest([DATA / "abstracts.jsonl"]),
+    }
     for name, call in calls.items():
         t = time.monotonic()
         with pytest.raises(BackendError) as e:

@@ -31,15 +31,23 @@ from rag.apps.cli import cli
 from rag.corpus import normalise_text, read_corpora
 
 DATA = Path(__file__).parent / "data"
-FUZZ = settings(max_examples=200, deadline=None, database=None, print_blob=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=200,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 SUFFIXES = [".txt", ".jsonl", ".ndjson", ".json", ".csv", ".txt.gz", ".jsonl.gz", ".json.gz", ".csv.gz"]
 # where an error points: a line, a JSON array record, a paragraph of the seed format; or the whole file
 LOCATED = re.compile(r", (?:line \d+|record \[\d+\] \(line \d+\)|paragraph at line \d+)[:( ]")
 WHOLE_FILE = (": the file holds no records", ": cannot read the file: ")
-SEEDS = {".jsonl": (DATA / "abstracts.jsonl").read_bytes()[:1500], ".json": (DATA / "abstracts.json").read_bytes()[:1500],
-         ".csv": (DATA / "abstracts.csv").read_bytes()[:1500],
-         ".txt": b"My Papers\n\nWe introduce WildBox, a dataset of zebras.\n\nA second abstract about $k$-means.\n"}
+SEEDS = {
+    ".jsonl": (DATA / "abstracts.jsonl").read_bytes()[:1500],
+    ".json": (DATA / "abstracts.json").read_bytes()[:1500],
+    ".csv": (DATA / "abstracts.csv").read_bytes()[:1500],
+    ".txt": b"My Papers\n\nWe introduce WildBox, a dataset of zebras.\n\nA second abstract about $k$-means.\n",
+}
 
 
 # ---------------------------------------------------------------------------------------------- the property
@@ -94,18 +102,48 @@ def write(path: Path, data: bytes, compress: bool = True) -> Path:
 # ---------------------------------------------------------------------------------------------- strategies
 # any code point, unpaired surrogates included (json.dumps writes them as \ud800 escapes)
 chars = st.characters() | st.characters(codec=None, categories=["Cs"])
-texts = st.text(chars, max_size=40) | st.sampled_from(["", " ", "\u200b", "\\cite{x}", "$x$", "\x00", "NaN", "2024", "a\nb"])
-scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63 - 2, max_value=10**40)
-           | st.floats(allow_nan=True, allow_infinity=True) | texts)
-json_values = st.recursive(scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(texts, c, max_size=4), max_leaves=12)
-KEYS = ["abstract", "Abstract", "text", "_id", "id", "paper_id", "title", "authors", "venue", "year", "url", "metadata",
-        "", "$x", "#", "chroma:document", "_internal", "track"]
+texts = st.text(chars, max_size=40) | st.sampled_from(
+    ["", " ", "\u200b", "\\cite{x}", "$x$", "\x00", "NaN", "2024", "a\nb"]
+)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**63 - 2, max_value=10**40)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | texts
+)
+json_values = st.recursive(
+    scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(texts, c, max_size=4), max_leaves=12
+)
+KEYS = [
+    "abstract",
+    "Abstract",
+    "text",
+    "_id",
+    "id",
+    "paper_id",
+    "title",
+    "authors",
+    "venue",
+    "year",
+    "url",
+    "metadata",
+    "",
+    "$x",
+    "#",
+    "chroma:document",
+    "_internal",
+    "track",
+]
 keys = st.sampled_from(KEYS) | st.text(chars, max_size=6)
 records = st.dictionaries(keys, json_values, max_size=6)
 # mostly-valid records, so that the "correct read" side of the property is exercised too
 plausible = st.fixed_dictionaries(
     {"abstract": st.text(min_size=1, max_size=60) | texts},
-    optional={k: json_values | texts for k in ["id", "title", "authors", "venue", "year", "url", "track", "metadata"]},
+    optional=dict.fromkeys(
+        ["id", "title", "authors", "venue", "year", "url", "track", "metadata"], json_values | texts
+    ),
 )
 
 
@@ -142,14 +180,21 @@ def test_mutated_valid_files_read_or_fail_clearly(new_path: Any, case: tuple[str
 
 
 @FUZZ
-@given(values=st.lists(records | plausible | json_values, max_size=5), layout=st.sampled_from(["array", "object", "lines", "pretty"]),
-       ascii_only=st.booleans())
+@given(
+    values=st.lists(records | plausible | json_values, max_size=5),
+    layout=st.sampled_from(["array", "object", "lines", "pretty"]),
+    ascii_only=st.booleans(),
+)
 def test_random_json_reads_or_fails_clearly(new_path: Any, values: list[Any], layout: str, ascii_only: bool) -> None:
     def dump(v: Any, indent: int | None = None) -> str:
         return json.dumps(v, ensure_ascii=ascii_only, indent=indent)
 
-    text = {"array": lambda: dump(values), "object": lambda: dump(values[0] if values else {}),
-            "pretty": lambda: dump(values, indent=2), "lines": lambda: "\n".join(dump(v) for v in values)}[layout]()
+    text = {
+        "array": lambda: dump(values),
+        "object": lambda: dump(values[0] if values else {}),
+        "pretty": lambda: dump(values, indent=2),
+        "lines": lambda: "\n".join(dump(v) for v in values),
+    }[layout]()
     data = text.encode("utf-8", "surrogatepass")  # unescaped surrogates become bytes that are not UTF-8
     result = check_read(write(new_path(".jsonl" if layout == "lines" else ".json"), data))
     if layout == "lines" and isinstance(result, list):
@@ -157,15 +202,25 @@ def test_random_json_reads_or_fails_clearly(new_path: Any, values: list[Any], la
 
 
 COLUMNS = ["abstract", "Abstract", "title", "id", "year", "authors", "venue", "", "#", "$k", "track", "abstract\x00"]
-cells = st.text(chars, max_size=30) | st.sampled_from(['"', '""', 'a,b', 'x\ny', "\x00", "\r", " ", "1999", "\\emph{}"])
+cells = st.text(chars, max_size=30) | st.sampled_from(['"', '""', "a,b", "x\ny", "\x00", "\r", " ", "1999", "\\emph{}"])
 
 
 @FUZZ
-@given(header=st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=5), rows=st.lists(st.lists(cells, max_size=6), max_size=5),
-       quoting=st.sampled_from(["minimal", "all", "nonnumeric", "raw"]), bad_byte=st.none() | st.tuples(st.integers(0, 10**4),
-       st.sampled_from([b"\xff", b"\xc3", b"\x80", b"\x00"])), huge=st.booleans())
-def test_random_csv_reads_or_fails_clearly(new_path: Any, header: list[str], rows: list[list[str]], quoting: str,
-                                            bad_byte: tuple[int, bytes] | None, huge: bool) -> None:
+@given(
+    header=st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=5),
+    rows=st.lists(st.lists(cells, max_size=6), max_size=5),
+    quoting=st.sampled_from(["minimal", "all", "nonnumeric", "raw"]),
+    bad_byte=st.none() | st.tuples(st.integers(0, 10**4), st.sampled_from([b"\xff", b"\xc3", b"\x80", b"\x00"])),
+    huge=st.booleans(),
+)
+def test_random_csv_reads_or_fails_clearly(
+    new_path: Any,
+    header: list[str],
+    rows: list[list[str]],
+    quoting: str,
+    bad_byte: tuple[int, bytes] | None,
+    huge: bool,
+) -> None:
     if huge and rows:
         rows[0] = ["zebra " * 100_000] + rows[0][1:]  # a 600 kB field, beyond csv's default field size limit
     buf = io.StringIO(newline="")
@@ -182,7 +237,9 @@ def test_random_csv_reads_or_fails_clearly(new_path: Any, header: list[str], row
 
 
 @FUZZ
-@given(paragraphs=st.lists(st.lists(texts, min_size=1, max_size=3), max_size=5), sep=st.sampled_from(["\n", "\r\n", "\r"]))
+@given(
+    paragraphs=st.lists(st.lists(texts, min_size=1, max_size=3), max_size=5), sep=st.sampled_from(["\n", "\r\n", "\r"])
+)
 def test_random_seed_text_reads_or_fails_clearly(new_path: Any, paragraphs: list[list[str]], sep: str) -> None:
     text = (sep * 2).join(sep.join(lines) for lines in paragraphs)
     check_read(write(new_path(".txt"), text.encode("utf-8", "surrogatepass")))
@@ -191,18 +248,45 @@ def test_random_seed_text_reads_or_fails_clearly(new_path: Any, paragraphs: list
 # ---------------------------------------------------------------------------------------------- what the fuzzer found
 BIG = "9" * 5000
 FOUND = [  # (file name, content, what the message says); each of these raised something other than IngestError, or read
-    ("bigint.jsonl", f'{{"abstract": "Zebras.", "n": {BIG}}}\n', "line 1: invalid JSON (a number has more than 4300 digits)"),
-    ("bigint.json", f'[{{"abstract": "Zebras."}}, {{"abstract": "Okapis.", "year": {BIG}}}]',
-     "record [1] (line 1): invalid JSON (a number has more than"),
+    (
+        "bigint.jsonl",
+        f'{{"abstract": "Zebras.", "n": {BIG}}}\n',
+        "line 1: invalid JSON (a number has more than 4300 digits)",
+    ),
+    (
+        "bigint.json",
+        f'[{{"abstract": "Zebras."}}, {{"abstract": "Okapis.", "year": {BIG}}}]',
+        "record [1] (line 1): invalid JSON (a number has more than",
+    ),
     ("bigint_object.json", f'{{"abstract": "Zebras.", "n": {BIG}}}', "line 1: invalid JSON (a number has more than"),
-    ("deep.jsonl", '{"abstract": "Zebras.", "m": ' + "[" * 100_000 + "]" * 100_000 + "}\n", "line 1: invalid JSON (nested too deeply)"),
+    (
+        "deep.jsonl",
+        '{"abstract": "Zebras.", "m": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+        "line 1: invalid JSON (nested too deeply)",
+    ),
     ("deep.json", "[" * 100_000 + "]" * 100_000, "record [0] (line 1): invalid JSON (nested too deeply)"),
-    ("surrogate.jsonl", '{"abstract": "Zebras \\ud800 in 3D."}\n', "line 1: 'abstract' holds an unpaired UTF-16 surrogate"),
-    ("surrogate_key.jsonl", '{"abstract": "Zebras.", "\\udfff": 1}\n', "line 1: '\\udfff' holds an unpaired UTF-16 surrogate"),
+    (
+        "surrogate.jsonl",
+        '{"abstract": "Zebras \\ud800 in 3D."}\n',
+        "line 1: 'abstract' holds an unpaired UTF-16 surrogate",
+    ),
+    (
+        "surrogate_key.jsonl",
+        '{"abstract": "Zebras.", "\\udfff": 1}\n',
+        "line 1: '\\udfff' holds an unpaired UTF-16 surrogate",
+    ),
     ("empty_key.jsonl", '{"abstract": "Zebras.", "": 1}\n', "line 1: the key '' cannot be stored as metadata"),
-    ("dollar_key.json", '[{"abstract": "Zebras.", "metadata": {"$and": 1}}]', "record [0] (line 1): the key '$and' cannot be stored"),
+    (
+        "dollar_key.json",
+        '[{"abstract": "Zebras.", "metadata": {"$and": 1}}]',
+        "record [0] (line 1): the key '$and' cannot be stored",
+    ),
     ("hash_column.csv", "abstract,#\nZebras.,1\n", "line 2: the key '#' cannot be stored as metadata"),
-    ("markup_only.jsonl", '{"abstract": "\\\\cite{smith2020}"}\n', "line 1: 'abstract' has no text once markup is removed"),
+    (
+        "markup_only.jsonl",
+        '{"abstract": "\\\\cite{smith2020}"}\n',
+        "line 1: 'abstract' has no text once markup is removed",
+    ),
     ("zero_width.txt", "Title\n\n\u200b\u200b\n", "paragraph at line 3: 'abstract' has no text once markup is removed"),
     ("newline_key.jsonl", '{"title": "x", "a\\nb": 1}\n', "line 1: record without 'abstract' (keys: 'title', 'a\\nb')"),
     ("year.jsonl", '{"abstract": "Zebras.", "year": 1e300}\n', "line 1: 'year' must be an integer from -9999 to 9999"),
@@ -219,8 +303,10 @@ def test_inputs_the_fuzzer_found_are_clear_errors(new_path: Any, name: str, cont
 
 def test_values_the_index_cannot_store_are_dropped_or_kept_as_text(new_path: Any) -> None:
     path = new_path(".jsonl")
-    path.write_text(json.dumps({"abstract": "Zebras in 3D.", "score": math.nan, "peak": math.inf, "big": 10**30,
-                                "title": "\u200b"}) + "\n")
+    path.write_text(
+        json.dumps({"abstract": "Zebras in 3D.", "score": math.nan, "peak": math.inf, "big": 10**30, "title": "\u200b"})
+        + "\n"
+    )
     [paper] = check_read(path)  # type: ignore[misc]
     assert paper.metadata == {"big": str(10**30)}
     assert paper.title == "Zebras in 3D" and paper.title_derived  # an invisible title is replaced
@@ -249,8 +335,11 @@ def indexed(tmp_path: Path) -> Any:
 
     def snapshot() -> tuple[Any, ...]:
         # the index (Chroma, BM25) byte for byte; not the embedding cache, whose SQLite WAL any open may checkpoint
-        files = sorted((str(p.relative_to(tmp_path)), p.stat().st_size, p.stat().st_mtime_ns)
-                       for p in (tmp_path / "data").rglob("*") if p.is_file() and not p.name.startswith("embedding-cache"))
+        files = sorted(
+            (str(p.relative_to(tmp_path)), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in (tmp_path / "data").rglob("*")
+            if p.is_file() and not p.name.startswith("embedding-cache")
+        )
         return json.loads(invoke("stats", "--json").output)["papers"], files
 
     good = tmp_path / "good.jsonl"
@@ -260,7 +349,9 @@ def indexed(tmp_path: Path) -> Any:
 
 
 @pytest.mark.parametrize("name", sorted(CLI_BAD))
-def test_cli_ingest_of_a_bad_file_exits_1_with_one_line_and_writes_nothing(indexed: Any, tmp_path: Path, name: str) -> None:
+def test_cli_ingest_of_a_bad_file_exits_1_with_one_line_and_writes_nothing(
+    indexed: Any, tmp_path: Path, name: str
+) -> None:
     invoke, snapshot, _, good = indexed
     bad = tmp_path / name
     bad.write_bytes(CLI_BAD[name])
@@ -277,8 +368,13 @@ def test_cli_ingest_as_a_real_process(indexed: Any, tmp_path: Path) -> None:
     bad = tmp_path / "deep.json"
     bad.write_bytes(CLI_BAD["deep.json"])
     before = snapshot()
-    proc = subprocess.run([sys.executable, "-m", "rag.apps.cli", "ingest", str(bad)], capture_output=True, text=True, timeout=300,
-                          env=os.environ | env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rag.apps.cli", "ingest", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | env,
+    )
     assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [f"Error: {bad}, record [0] (line 1): invalid JSON (nested too deeply)"]
     assert snapshot() == before

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -14,12 +15,28 @@ from rag.types import Paper
 
 def _papers() -> list[Paper]:
     return [
-        Paper(paper_id="p1", title="Zebra counting from drones", abstract="We count zebras in aerial drone video of the savanna.",
-              venue="NeurIPS", year=2018),
-        Paper(paper_id="p2", title="Quantum sampling", abstract="A quantum algorithm samples sparse subnetworks in polynomial time.",
-              venue="ICML", year=2019),
-        Paper(paper_id="p3", title="Graphene heat", abstract="We measure the thermal conductivity of suspended graphene sheets.",
-              venue="NeurIPS", year=2019, metadata={"track": "datasets"}),
+        Paper(
+            paper_id="p1",
+            title="Zebra counting from drones",
+            abstract="We count zebras in aerial drone video of the savanna.",
+            venue="NeurIPS",
+            year=2018,
+        ),
+        Paper(
+            paper_id="p2",
+            title="Quantum sampling",
+            abstract="A quantum algorithm samples sparse subnetworks in polynomial time.",
+            venue="ICML",
+            year=2019,
+        ),
+        Paper(
+            paper_id="p3",
+            title="Graphene heat",
+            abstract="We measure the thermal conductivity of suspended graphene sheets.",
+            venue="NeurIPS",
+            year=2019,
+            metadata={"track": "datasets"},
+        ),
     ]
 
 
@@ -46,7 +63,9 @@ def test_reingest_adds_and_embeds_nothing(make_assistant: Callable[..., Any], se
     assert a.stats()["papers"] == 19
 
 
-def test_rebuilding_from_scratch_reuses_cached_embeddings(make_assistant: Callable[..., Any], seed_corpus: Path) -> None:
+def test_rebuilding_from_scratch_reuses_cached_embeddings(
+    make_assistant: Callable[..., Any], seed_corpus: Path
+) -> None:
     a = make_assistant()
     a.ingest([seed_corpus])
     before = a.embeddings.computed
@@ -59,7 +78,12 @@ def test_changed_abstract_replaces_its_chunks(make_assistant: Callable[..., Any]
     a = make_assistant()
     a.ingest_papers(_papers())
     changed = _papers()
-    changed[2] = changed[2].model_copy(update={"title": "Copper wires", "abstract": f"We measure the electrical resistance of copper nanowires ({backend})."})
+    changed[2] = changed[2].model_copy(
+        update={
+            "title": "Copper wires",
+            "abstract": f"We measure the electrical resistance of copper nanowires ({backend}).",
+        }
+    )
     report = a.ingest_papers(changed)
     # one new text to embed (unique per backend, so the session-wide embedding cache cannot hold it yet)
     assert report.updated == ["p3"] and report.unchanged == 2 and report.embedded == 1 and report.chunks_written == 1
@@ -80,8 +104,9 @@ def test_prune_removes_papers_missing_from_the_sources(make_assistant: Callable[
     assert [h.paper_id for h in a.search("graphene", k=3, mode="bm25")] == []
 
 
-def test_other_embedding_model_is_a_clear_error(make_assistant: Callable[..., Any], make_settings: Callable[..., Any],
-                                                 embeddings: Any, backend: str) -> None:
+def test_other_embedding_model_is_a_clear_error(
+    make_assistant: Callable[..., Any], make_settings: Callable[..., Any], embeddings: Any, backend: str
+) -> None:
     from rag.assistant import Assistant
     from rag.models.embedding import CachedEmbeddings
 
@@ -135,10 +160,10 @@ def test_chunk_offsets_point_into_the_original_abstract(seed_assistant: Any) -> 
 
 def test_stored_metadata_rebuilds_exactly_the_indexed_text(seed_corpus: Path) -> None:
     """Chroma keeps no documents: BM25 and exports rebuild each chunk's text from its metadata."""
-    from rag.corpus.chunking import chunk_paper
-    from rag.store.metadata import chunk_metadata, document_of, index_text
     from rag.corpus import read_corpora
+    from rag.corpus.chunking import chunk_paper
     from rag.settings import Settings
+    from rag.store.metadata import chunk_metadata, document_of, index_text
 
     chunking = Settings().chunking.model_dump()
     papers = read_corpora([seed_corpus, Path(__file__).parent / "data" / "abstracts.jsonl"])
@@ -164,8 +189,8 @@ def test_internal_fields_are_packed_into_one_metadata_key(make_assistant: Callab
 
 def test_index_written_with_unpacked_metadata_still_reads(make_assistant: Callable[..., Any]) -> None:
     """Indexes built before packing hold every internal key separately; they search and re-ingest as before."""
-    from rag.store.metadata import chunk_metadata
     from rag.corpus.chunking import chunk_paper
+    from rag.store.metadata import chunk_metadata
 
     a = make_assistant()
     papers = _papers()
@@ -184,7 +209,9 @@ def test_index_written_with_unpacked_metadata_still_reads(make_assistant: Callab
     assert again.unchanged == 3 and again.embedded == 0
 
 
-def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: Callable[..., Any], seed_corpus: Path) -> None:
+def test_unchanged_reingest_reads_no_metadata_back_from_chroma(
+    make_assistant: Callable[..., Any], seed_corpus: Path
+) -> None:
     a = make_assistant()
     a.ingest([seed_corpus])
     reads: list[int] = []
@@ -207,7 +234,9 @@ def test_unchanged_reingest_reads_no_metadata_back_from_chroma(make_assistant: C
     assert len(third.added) + len(third.repaired) == 1  # the paper that lost a chunk, written again
 
 
-def test_a_partial_bm25_snapshot_under_the_current_generation_is_not_trusted(make_assistant: Callable[..., Any]) -> None:
+def test_a_partial_bm25_snapshot_under_the_current_generation_is_not_trusted(
+    make_assistant: Callable[..., Any],
+) -> None:
     """A snapshot holding fewer chunks than Chroma (taken half-way through a write) is detected by count."""
     from rag.assistant import Assistant
     from rag.store.bm25 import BM25Input

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from rag.errors import IngestError
 from rag.corpus import (
     bundled_corpus,
     derive_title,
@@ -20,6 +19,7 @@ from rag.corpus import (
     read_corpora,
     read_corpus,
 )
+from rag.errors import IngestError
 from rag.types import Paper
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -72,7 +72,8 @@ def test_txt_keeps_abstract_verbatim(seed_papers: list[Paper]) -> None:
 
 def test_txt_paragraph_lines_are_joined_with_spaces(tmp_path: Path) -> None:
     path = write(
-        tmp_path / "c.txt", "My Papers\r\n\r\nFirst line of one\r\nabstract, continued.\r\n\r\n\r\n  Second abstract.  \r\n"
+        tmp_path / "c.txt",
+        "My Papers\r\n\r\nFirst line of one\r\nabstract, continued.\r\n\r\n\r\n  Second abstract.  \r\n",
     )
     papers = read_corpus(path)
     assert [p.abstract for p in papers] == ["First line of one abstract, continued.", "Second abstract."]
@@ -103,7 +104,10 @@ def test_jsonl_reader_maps_fields_and_metadata() -> None:
 
 def test_jsonl_nested_object_is_json_dumped_into_metadata() -> None:
     tide = read_corpus(DATA / "abstracts.jsonl")[3]
-    assert json.loads(str(tide.metadata["resources"])) == {"code": "https://example.org/tidebench", "license": "CC-BY-4.0"}
+    assert json.loads(str(tide.metadata["resources"])) == {
+        "code": "https://example.org/tidebench",
+        "license": "CC-BY-4.0",
+    }
 
 
 def test_missing_title_is_derived() -> None:
@@ -155,7 +159,8 @@ def test_json_array_reader_gives_each_record_its_line() -> None:
     assert [p.source for p in papers] == ["abstracts.json:2", "abstracts.json:12", "abstracts.json:18"]
     assert papers[2].paper_id == paper_id_for(papers[2].abstract)
     assert (
-        papers[1].title_derived and papers[1].title == "Greedy decoding of small language models repeats itself on long outputs"
+        papers[1].title_derived
+        and papers[1].title == "Greedy decoding of small language models repeats itself on long outputs"
     )
 
 
@@ -293,7 +298,9 @@ def test_record_that_is_not_an_object_names_line(tmp_path: Path) -> None:
 
 
 def test_json_array_element_that_is_not_an_object_names_index(tmp_path: Path) -> None:
-    raises_ingest(write(tmp_path / "l.json", '[{"abstract": "A."},\n "text"]'), r"record \[1\]", r"line 2\b", "a string")
+    raises_ingest(
+        write(tmp_path / "l.json", '[{"abstract": "A."},\n "text"]'), r"record \[1\]", r"line 2\b", "a string"
+    )
 
 
 def test_unsupported_extension(tmp_path: Path) -> None:
@@ -308,7 +315,9 @@ def test_csv_row_with_too_many_fields_names_line(tmp_path: Path) -> None:
     raises_ingest(write(tmp_path / "c.csv", "id,abstract\n1,Fine.\n2,Has, a comma\n"), r"line 3\b", "3 fields")
 
 
-@pytest.mark.parametrize(("body", "line"), [('id,abstract\n1,Fine.\n2,"a"b\n', 3), ('id,abstract\n1,Fine.\n2,"open\nquote\n', 3)])
+@pytest.mark.parametrize(
+    ("body", "line"), [('id,abstract\n1,Fine.\n2,"a"b\n', 3), ('id,abstract\n1,Fine.\n2,"open\nquote\n', 3)]
+)
 def test_malformed_csv_names_line(tmp_path: Path, body: str, line: int) -> None:
     error = raises_ingest(write(tmp_path / "c.csv", body), rf"line {line}\b", "malformed CSV")
     assert isinstance(error.__cause__, csv.Error)

@@ -21,8 +21,16 @@ ANSWERABLE = [
     ("How many failed trajectories does Who&When Pro contain?", ["12,326|12326"], "Who&When Pro"),
     ("How many protocol vulnerabilities did WiREBench identify in real-world applications?", ["65"], "WiREBench"),
     ("What does CoCHI stand for?", ["Class-oriented Causal Head Intervention|causal head intervention"], "CoCHI"),
-    ("Which two open-vocabulary monocular 3D architectures are evaluated on WildBox?", ["OVMono3D|DetAny3D"], "We introduce WildBox"),
-    ("Under the Standard Parameterisation, what happens to router updates in MoE training?", ["freeze|frozen"], "infinite-width limits of MoE"),
+    (
+        "Which two open-vocabulary monocular 3D architectures are evaluated on WildBox?",
+        ["OVMono3D|DetAny3D"],
+        "We introduce WildBox",
+    ),
+    (
+        "Under the Standard Parameterisation, what happens to router updates in MoE training?",
+        ["freeze|frozen"],
+        "infinite-width limits of MoE",
+    ),
     ("In how many MARL environments is Selective Social Learning tested?", ["three|3"], "Social learning refers"),
 ]
 
@@ -40,8 +48,9 @@ def llm_assistant(seed_assistant: Any) -> Assistant:
 
 
 @pytest.mark.parametrize(("question", "groups", "snippet"), ANSWERABLE, ids=[q[:40] for q, _, _ in ANSWERABLE])
-def test_embedded_llm_answers_with_the_right_citation(llm_assistant: Assistant, seed_assistant: Any,
-                                                      question: str, groups: list[str], snippet: str) -> None:
+def test_embedded_llm_answers_with_the_right_citation(
+    llm_assistant: Assistant, seed_assistant: Any, question: str, groups: list[str], snippet: str
+) -> None:
     ans = llm_assistant.ask(question)
     assert not ans.refused, (ans.sentences, ans.unsupported)
     text = ans.text.lower()
@@ -82,8 +91,9 @@ def remote_server(llm_assistant: Assistant) -> Any:
     server.stop()
 
 
-def test_remote_openai_compatible_endpoint_by_configuration(seed_assistant: Any, remote_server: Any,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_remote_openai_compatible_endpoint_by_configuration(
+    seed_assistant: Any, remote_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RAG_LLM_BASE_URL", remote_server.base_url)
     monkeypatch.setenv("RAG_LLM_MODEL", "served-model")
     monkeypatch.setenv("RAG_LLM_API_KEY", "sk-remote-secret-0000")
@@ -98,7 +108,9 @@ def test_remote_openai_compatible_endpoint_by_configuration(seed_assistant: Any,
 def test_unreachable_server_is_a_clear_error_within_the_timeout(seed_assistant: Any) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     settings = seed_assistant.settings.model_copy(
-        update={"llm": seed_assistant.settings.llm.model_copy(update={"base_url": url, "timeout": 5.0, "max_retries": 0})}
+        update={
+            "llm": seed_assistant.settings.llm.model_copy(update={"base_url": url, "timeout": 5.0, "max_retries": 0})
+        }
     )
     a = Assistant(settings, embeddings=seed_assistant.embeddings)
     t = time.perf_counter()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -12,16 +13,28 @@ from tests.conftest import paper_id_containing
 # (paraphrased question, a snippet unique to the paper that must come first)
 PARAPHRASES = [
     ("drone footage of zebras in 3D", "We introduce WildBox"),
-    ("Can a plain transformer learn rotation and translation invariance from augmented training data?", "Symmetry Lottery"),
-    ("a classical dequantized algorithm for sampling sparse subnetworks with the ridgelet transform", "quantum-inspired fully classical"),
+    (
+        "Can a plain transformer learn rotation and translation invariance from augmented training data?",
+        "Symmetry Lottery",
+    ),
+    (
+        "a classical dequantized algorithm for sampling sparse subnetworks with the ridgelet transform",
+        "quantum-inspired fully classical",
+    ),
     ("benchmark of AI agents reverse engineering mobile apps to find security bugs", "WiREBench"),
-    ("why does in-context learning break when inputs are scaled outside the training range", "in-context learning (ICL)"),
+    (
+        "why does in-context learning break when inputs are scaled outside the training range",
+        "in-context learning (ICL)",
+    ),
     pytest.param(
         "language models should inhibit competing answers instead of blending them",
         "cognitive control",
         marks=pytest.mark.xfail(strict=True, reason="measured miss: hybrid ranks CoCHI first, the right paper second"),
     ),
-    ("turning continuous latent chain of thought into discrete tokens using rendered images", "Discrete Latent Reasoning"),
+    (
+        "turning continuous latent chain of thought into discrete tokens using rendered images",
+        "Discrete Latent Reasoning",
+    ),
     ("infinite-width limit of mixture-of-experts routers", "infinite-width limits of MoE"),
     ("why optimizing pass@k hurts pass@1", "pass@1 degrades"),
     ("3D medical image segmentation that generalizes across hospitals and scanners", "We present MaskGen"),
@@ -67,18 +80,36 @@ def test_search_returns_one_hit_per_paper_with_scores(seed_assistant: Any) -> No
 
 def _filter_papers() -> list[Paper]:
     return [
-        Paper(paper_id=f"n{y}", title=f"Zebras {y}", abstract=f"Counting zebras in drone video, study number {y}.",
-              venue="NeurIPS", year=y, metadata={"track": "main" if y % 2 else "datasets"})
+        Paper(
+            paper_id=f"n{y}",
+            title=f"Zebras {y}",
+            abstract=f"Counting zebras in drone video, study number {y}.",
+            venue="NeurIPS",
+            year=y,
+            metadata={"track": "main" if y % 2 else "datasets"},
+        )
         for y in (2016, 2017, 2018)
-    ] + [Paper(paper_id="i2018", title="Zebras ICML", abstract="Counting zebras in drone video with transformers.",
-               venue="ICML", year=2018, metadata={"track": "main"})]
+    ] + [
+        Paper(
+            paper_id="i2018",
+            title="Zebras ICML",
+            abstract="Counting zebras in drone video with transformers.",
+            venue="ICML",
+            year=2018,
+            metadata={"track": "main"},
+        )
+    ]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "bm25"])
 def test_filters_restrict_every_retriever(make_assistant: Callable[..., Any], backend: str, mode: str) -> None:
     a = make_assistant()
     a.ingest_papers(_filter_papers())
-    assert {h.paper_id for h in a.search("zebras drone", k=10, where={"venue": "NeurIPS"}, mode=mode)} == {"n2016", "n2017", "n2018"}
+    assert {h.paper_id for h in a.search("zebras drone", k=10, where={"venue": "NeurIPS"}, mode=mode)} == {
+        "n2016",
+        "n2017",
+        "n2018",
+    }
     assert {h.paper_id for h in a.search("zebras drone", k=10, where={"year": 2018}, mode=mode)} == {"n2018", "i2018"}
     both = a.search("zebras drone", k=10, where={"venue": "NeurIPS", "year": 2018}, mode=mode)
     assert [h.paper_id for h in both] == ["n2018"]
@@ -107,12 +138,15 @@ def test_langchain_retriever_returns_documents(seed_assistant: Any) -> None:
     assert "WildBox" in docs[0].page_content and docs[0].metadata["title"] == "WildBox"
 
 
-def test_chroma_server_backend_ranks_like_the_embedded_one(seed_assistant: Any, chroma_server: str, seed_corpus: Any,
-                                                           embeddings: Any, tmp_path: Any) -> None:
+def test_chroma_server_backend_ranks_like_the_embedded_one(
+    seed_assistant: Any, chroma_server: str, seed_corpus: Any, embeddings: Any, tmp_path: Any
+) -> None:
     """The whole paraphrase suite against a real `chroma run` server gives the same rankings."""
     from rag import Assistant, Settings
 
-    server = Assistant(Settings(data_dir=tmp_path, chroma_url=chroma_server, collection="seed_server"), embeddings=embeddings)
+    server = Assistant(
+        Settings(data_dir=tmp_path, chroma_url=chroma_server, collection="seed_server"), embeddings=embeddings
+    )
     server.ingest([seed_corpus])
     assert server.stats()["papers"] == 19
     for q, _s in _pairs():
@@ -123,7 +157,6 @@ def test_chroma_server_backend_ranks_like_the_embedded_one(seed_assistant: Any, 
 def venue_assistant(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """3,000 real conference abstracts (25 venues), indexed with the fast embedder."""
     import gzip
-    import json
     from pathlib import Path
 
     from rag import Assistant, Settings
@@ -153,7 +186,9 @@ def _exact_nearest(a: Any, vector: list[float], n: int, venue: str) -> list[str]
     return [got["ids"][keep[i]] for i in np.argsort(-(matrix @ q))[:n]]
 
 
-@pytest.mark.parametrize("query", ["robot grasping with tactile sensing", "regret bounds for bandits", "semantic segmentation"])
+@pytest.mark.parametrize(
+    "query", ["robot grasping with tactile sensing", "regret bounds for bandits", "semantic segmentation"]
+)
 def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(venue_assistant: Any, query: str) -> None:
     """Over-fetching without a filter and keeping matches finds the true nearest matching chunks at
     least as well as Chroma's own where-filter, for venues of every size: common, mid-sized, rare
@@ -196,6 +231,7 @@ def test_filters_whose_semantics_could_differ_from_chromas_go_to_chroma(venue_as
     vector = a.embeddings.embed_query("semantic parsing")
     year = next(m["year"] for m in a._index.bm25.meta if m.get("year") is not None)
     assert type(year) is int
+
     def dense(where: dict[str, Any]) -> tuple[list[Any], bool]:
         fallbacks: list[int] = []
         dense_search = a._index.dense_search

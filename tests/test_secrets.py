@@ -50,19 +50,29 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_ca
     from rag.models.embedding import CachedEmbeddings
 
     path = tmp_path_factory.mktemp("secrets")
-    Assistant(Settings(data_dir=path), embeddings=CachedEmbeddings(minilm, embedding_cache)).ingest([DATA / "abstracts.jsonl"])
+    Assistant(Settings(data_dir=path), embeddings=CachedEmbeddings(minilm, embedding_cache)).ingest(
+        [DATA / "abstracts.jsonl"]
+    )
     return path
 
 
 class _EchoHandler(http.server.BaseHTTPRequestHandler):
     """Fails with the status code that starts the path (/401/v1/chat/completions) and echoes the key."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         auth = self.headers.get("Authorization", "")
         status = int(self.path.split("/")[1])
-        body = json.dumps({"error": {"message": f"Incorrect API key provided: {auth}", "type": "invalid_request_error",
-                                     "param": None, "code": "invalid_api_key"}}).encode()
+        body = json.dumps(
+            {
+                "error": {
+                    "message": f"Incorrect API key provided: {auth}",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_api_key",
+                }
+            }
+        ).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -85,15 +95,33 @@ def echo_url() -> Iterator[str]:
 
 
 def cli_env(data_dir: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {"RAG_DATA_DIR": str(data_dir), "RAG_CONFIG": str(tmp_path / "none.toml"), "RAG_LLM__MAX_RETRIES": "0",
-            "RAG_LLM__TIMEOUT": "20", "RAG_ANSWER__MIN_RELEVANCE": "-1"} | SECRETS | extra
+    return (
+        {
+            "RAG_DATA_DIR": str(data_dir),
+            "RAG_CONFIG": str(tmp_path / "none.toml"),
+            "RAG_LLM__MAX_RETRIES": "0",
+            "RAG_LLM__TIMEOUT": "20",
+            "RAG_ANSWER__MIN_RELEVANCE": "-1",
+        }
+        | SECRETS
+        | extra
+    )
 
 
 # ---------------------------------------------------------------------------------------------- rag config
-@pytest.mark.parametrize("key_var", ["RAG_LLM_API_KEY", "RAG_LLM__API_KEY", "RAG_EMBEDDING__API_KEY", "RAG_EMBEDDING_API_KEY"])
+@pytest.mark.parametrize(
+    "key_var", ["RAG_LLM_API_KEY", "RAG_LLM__API_KEY", "RAG_EMBEDDING__API_KEY", "RAG_EMBEDDING_API_KEY"]
+)
 def test_config_masks_every_secret(tmp_path: Path, key_var: str) -> None:
-    env = {"RAG_DATA_DIR": str(tmp_path), "RAG_CONFIG": str(tmp_path / "none.toml"),
-           "RAG_CHROMA_URL": "http://ann:pw-SECRET-url@127.0.0.1:8000"} | SECRETS | {key_var: OPAQUE_KEY}
+    env = (
+        {
+            "RAG_DATA_DIR": str(tmp_path),
+            "RAG_CONFIG": str(tmp_path / "none.toml"),
+            "RAG_CHROMA_URL": "http://ann:pw-SECRET-url@127.0.0.1:8000",
+        }
+        | SECRETS
+        | {key_var: OPAQUE_KEY}
+    )
     runner = CliRunner()
     text = runner.invoke(cli, ["config"], env=env, catch_exceptions=False)
     as_json = runner.invoke(cli, ["config", "--json"], env=env, catch_exceptions=False)
@@ -109,34 +137,44 @@ def test_config_masks_every_secret(tmp_path: Path, key_var: str) -> None:
 # ---------------------------------------------------------------------------------------------- rag ask
 @pytest.mark.parametrize("key", [LLM_KEY, OPAQUE_KEY])
 @pytest.mark.parametrize("as_json", [False, True])
-def test_ask_with_an_unreachable_llm_says_so_without_the_key(data_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                                              key: str, as_json: bool) -> None:
+def test_ask_with_an_unreachable_llm_says_so_without_the_key(
+    data_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, key: str, as_json: bool
+) -> None:
     caplog.set_level(logging.DEBUG)
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     env = cli_env(data_dir, tmp_path, RAG_LLM_BASE_URL=url, RAG_LLM_API_KEY=key)
     r = CliRunner().invoke(cli, ["ask", QUESTION] + ["--json"] * as_json, env=env, catch_exceptions=False)
     assert r.exit_code == 1 and "Traceback" not in r.output
     [line] = r.output.strip().splitlines()
-    assert line.startswith(f"Error: Cannot reach the LLM server at {url}") and line.endswith("Check RAG_LLM_BASE_URL."), line
+    assert line.startswith(f"Error: Cannot reach the LLM server at {url}") and line.endswith(
+        "Check RAG_LLM_BASE_URL."
+    ), line
     assert any(rec.name.startswith(("openai", "httpx", "httpcore")) for rec in caplog.records)  # debug logging was on
     assert_no_secret(r.output, caplog.text, *(rec.getMessage() for rec in caplog.records))
 
 
 @pytest.mark.parametrize("key", [LLM_KEY, OPAQUE_KEY])
-@pytest.mark.parametrize(("status", "message"), [
-    (401, "rejected the API key: check RAG_LLM_API_KEY."),
-    (403, "HTTP 403"),
-    (500, "HTTP 500"),
-])
-def test_a_server_that_echoes_the_key_does_not_get_it_shown_or_logged(data_dir: Path, tmp_path: Path, echo_url: str,
-                                                                      caplog: pytest.LogCaptureFixture, key: str, status: int,
-                                                                      message: str) -> None:
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (401, "rejected the API key: check RAG_LLM_API_KEY."),
+        (403, "HTTP 403"),
+        (500, "HTTP 500"),
+    ],
+)
+def test_a_server_that_echoes_the_key_does_not_get_it_shown_or_logged(
+    data_dir: Path, tmp_path: Path, echo_url: str, caplog: pytest.LogCaptureFixture, key: str, status: int, message: str
+) -> None:
     caplog.set_level(logging.DEBUG)
     env = cli_env(data_dir, tmp_path, RAG_LLM_BASE_URL=f"{echo_url}/{status}/v1", RAG_LLM_API_KEY=key)
     r = CliRunner().invoke(cli, ["ask", QUESTION], env=env, catch_exceptions=False)
     assert r.exit_code == 1 and "Traceback" not in r.output
     lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"Error: The LLM server at {echo_url}/{status}/v1 ") and message in lines[0], lines
+    assert (
+        len(lines) == 1
+        and lines[0].startswith(f"Error: The LLM server at {echo_url}/{status}/v1 ")
+        and message in lines[0]
+    ), lines
     if status != 401:  # the server's own words are shown, with the key masked
         assert "Incorrect API key provided: ***" in lines[0]
     echoed = [rec for rec in caplog.records if "X-Echo-Authorization" in rec.getMessage()]
@@ -147,7 +185,9 @@ def test_a_server_that_echoes_the_key_does_not_get_it_shown_or_logged(data_dir: 
 def test_openai_debug_log_of_a_real_process_holds_no_key(data_dir: Path, tmp_path: Path, echo_url: str) -> None:
     """OPENAI_LOG=debug is how a user turns on the SDK's own request logging (on stderr)."""
     env = os.environ | cli_env(data_dir, tmp_path, RAG_LLM_BASE_URL=f"{echo_url}/401/v1", OPENAI_LOG="debug")
-    proc = subprocess.run([sys.executable, "-m", "rag.apps.cli", "ask", QUESTION], capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rag.apps.cli", "ask", QUESTION], capture_output=True, text=True, timeout=300, env=env
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "HTTP Request: POST" in proc.stderr  # the SDK's debug log was on
     assert proc.stderr.strip().splitlines()[-1].endswith("rejected the API key: check RAG_LLM_API_KEY.")
@@ -155,27 +195,46 @@ def test_openai_debug_log_of_a_real_process_holds_no_key(data_dir: Path, tmp_pat
 
 
 # ---------------------------------------------------------------------------------------------- eval report
-def test_eval_report_masks_settings_and_judge_errors(data_dir: Path, tmp_path: Path, echo_url: str, minilm: Any,
-                                                     embedding_cache: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_eval_report_masks_settings_and_judge_errors(
+    data_dir: Path, tmp_path: Path, echo_url: str, minilm: Any, embedding_cache: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rag.evaluation.harness import evaluate_gold
     from rag.models.embedding import CachedEmbeddings
 
     gold = tmp_path / "gold.jsonl"
-    gold.write_text("\n".join(json.dumps(c) for c in [
-        {"id": "graphene", "question": QUESTION, "answer_keywords": ["2600"], "supporting_ids": ["2401.00002"]},
-        {"id": "follow-up", "question": "And what lowers it?", "supporting_ids": ["2401.00002"],
-         "history": [["user", "What did the graphene paper measure?"], ["assistant", "Thermal conductivity [1]."]]},
-        {"id": "unanswerable", "question": "Who won the 1998 World Cup?", "type": "unanswerable"},
-    ]) + "\n")
+    gold.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "graphene", "question": QUESTION, "answer_keywords": ["2600"], "supporting_ids": ["2401.00002"]},
+                {
+                    "id": "follow-up",
+                    "question": "And what lowers it?",
+                    "supporting_ids": ["2401.00002"],
+                    "history": [
+                        ["user", "What did the graphene paper measure?"],
+                        ["assistant", "Thermal conductivity [1]."],
+                    ],
+                },
+                {"id": "unanswerable", "question": "Who won the 1998 World Cup?", "type": "unanswerable"},
+            ]
+        )
+        + "\n"
+    )
     settings = Settings(
-        data_dir=data_dir, chroma_url=None,
+        data_dir=data_dir,
+        chroma_url=None,
         llm={"base_url": f"http://ann:pw-SECRET-url@127.0.0.1:{free_port()}/v1", "api_key": LLM_KEY, "max_retries": 0},
-        embedding={"api_key": SECRETS["RAG_EMBEDDING__API_KEY"]}, server={"api_token": SECRETS["RAG_SERVER__API_TOKEN"]},
-        ui={"auth": SECRETS["RAG_UI__AUTH"]}, answer={"mode": "extractive"},
+        embedding={"api_key": SECRETS["RAG_EMBEDDING__API_KEY"]},
+        server={"api_token": SECRETS["RAG_SERVER__API_TOKEN"]},
+        ui={"auth": SECRETS["RAG_UI__AUTH"]},
+        answer={"mode": "extractive"},
     )
     assistant = Assistant(settings, embeddings=CachedEmbeddings(minilm, embedding_cache))
     monkeypatch.setenv("RAG_EVAL_JUDGE_API_KEY", OPAQUE_KEY)  # the judge endpoint answers 403, echoing it
-    doc = evaluate_gold(gold, [None], tmp_path / "out", assistants=[assistant], judge_url=f"{echo_url}/403/v1", judge_model="judge")
+    doc = evaluate_gold(
+        gold, [None], tmp_path / "out", assistants=[assistant], judge_url=f"{echo_url}/403/v1", judge_model="judge"
+    )
     report_json = (tmp_path / "out" / "report.json").read_text()
     report_md = (tmp_path / "out" / "report.md").read_text()
     run = doc["runs"][0]

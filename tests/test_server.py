@@ -23,8 +23,7 @@ from pydantic import SecretStr
 from rag import Assistant, ConfigError
 from rag.apps.cli import cli
 from rag.apps.http_api import create_app
-from rag.settings import check_bind
-from rag.settings import Settings
+from rag.settings import Settings, check_bind
 from tests.conftest import free_port
 from tests.fakes import ScriptedChatModel
 
@@ -77,9 +76,14 @@ def small_assistant(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embed
     """The 10 test abstracts (venue/year metadata), extractive by default, a fake LLM, a 4 kB upload limit."""
     from rag.models.embedding import CachedEmbeddings
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("api"), answer={"mode": "extractive"},
-                        server={"max_upload_bytes": 4000})
-    a = Assistant(settings, embeddings=CachedEmbeddings(minilm, embedding_cache), chat_model=ScriptedChatModel(reply=_citing_reply))
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("api"), answer={"mode": "extractive"}, server={"max_upload_bytes": 4000}
+    )
+    a = Assistant(
+        settings,
+        embeddings=CachedEmbeddings(minilm, embedding_cache),
+        chat_model=ScriptedChatModel(reply=_citing_reply),
+    )
     a.ingest([DATA / "abstracts.jsonl"])
     return a
 
@@ -114,7 +118,9 @@ def test_openai_client_gets_same_citations_as_rag_ask_json(client: openai.OpenAI
 
 def test_openai_client_streams_the_answer_and_ends_with_citations(client: openai.OpenAI) -> None:
     stream = client.chat.completions.create(
-        model="rag-abstracts", messages=[{"role": "user", "content": QUESTION}], stream=True,
+        model="rag-abstracts",
+        messages=[{"role": "user", "content": QUESTION}],
+        stream=True,
         extra_body={"mode": "extractive"},
     )
     chunks = list(stream)
@@ -157,8 +163,9 @@ def test_concurrent_requests_are_all_served(client: openai.OpenAI, server: _Serv
     import httpx
 
     def ask(i: int) -> list[str]:
-        r = client.chat.completions.create(model="x", messages=[{"role": "user", "content": QUESTION}],
-                                           extra_body={"mode": "extractive"})
+        r = client.chat.completions.create(
+            model="x", messages=[{"role": "user", "content": QUESTION}], extra_body={"mode": "extractive"}
+        )
         return [c["paper_id"] for c in r.model_extra["rag"]["citations"]]
 
     def search(i: int) -> str:
@@ -186,18 +193,22 @@ def test_embedded_llm_answer_through_the_server(client: openai.OpenAI) -> None:
 
 # ------------------------------------------------------------------ auth
 def test_token_is_required_and_accepted_and_never_echoed(seed_assistant: Assistant) -> None:
-    s = seed_assistant.settings.model_copy(update={"server": seed_assistant.settings.server.model_copy(update={"api_token": SecretStr("s3cret-token")})})
+    s = seed_assistant.settings.model_copy(
+        update={"server": seed_assistant.settings.server.model_copy(update={"api_token": SecretStr("s3cret-token")})}
+    )
     authed = Assistant(s, embeddings=seed_assistant.embeddings)
     with _Server(authed) as srv:
         for key in ("wrong", ""):
             bad = openai.OpenAI(base_url=srv.url, api_key=key or "x", max_retries=0)
             with pytest.raises(openai.AuthenticationError) as e:
-                bad.chat.completions.create(model="x", messages=[{"role": "user", "content": QUESTION}],
-                                            extra_body={"mode": "extractive"})
+                bad.chat.completions.create(
+                    model="x", messages=[{"role": "user", "content": QUESTION}], extra_body={"mode": "extractive"}
+                )
             assert "RAG_SERVER__API_TOKEN" in str(e.value) and "s3cret" not in str(e.value)
         good = openai.OpenAI(base_url=srv.url, api_key="s3cret-token", max_retries=0)
-        r = good.chat.completions.create(model="x", messages=[{"role": "user", "content": QUESTION}],
-                                         extra_body={"mode": "extractive"})
+        r = good.chat.completions.create(
+            model="x", messages=[{"role": "user", "content": QUESTION}], extra_body={"mode": "extractive"}
+        )
         assert r.model_extra["rag"]["citations"]
         import httpx
 
@@ -277,7 +288,9 @@ def test_ingest_upload_errors_are_precise(api: TestClient) -> None:
 def test_ingest_upload_indexes_and_refreshes_filter_keys(tmp_path: Path, minilm: Any, embedding_cache: Any) -> None:
     from rag.models.embedding import CachedEmbeddings
 
-    a = Assistant(Settings(data_dir=tmp_path, answer={"mode": "extractive"}), embeddings=CachedEmbeddings(minilm, embedding_cache))
+    a = Assistant(
+        Settings(data_dir=tmp_path, answer={"mode": "extractive"}), embeddings=CachedEmbeddings(minilm, embedding_cache)
+    )
     api = TestClient(create_app(a))
     assert api.post("/v1/search", json={"query": "zebras"}).status_code == 409  # empty index
     assert api.post("/v1/search", json={"query": "zebras", "filters": {"lab": "X"}}).status_code == 400
@@ -294,11 +307,20 @@ def test_llm_failure_mid_stream_is_reported_in_band(small_assistant: Assistant) 
     def boom(prompt: str) -> str:
         raise RuntimeError("connection refused")
 
-    a = Assistant(small_assistant.settings, embeddings=small_assistant.embeddings, chat_model=ScriptedChatModel(reply=boom))
+    a = Assistant(
+        small_assistant.settings, embeddings=small_assistant.embeddings, chat_model=ScriptedChatModel(reply=boom)
+    )
     api = TestClient(create_app(a))
-    r = _chat(api, messages=[{"role": "user", "content": "What throughput do sparse attention kernels reach?"}], mode="llm")
+    r = _chat(
+        api, messages=[{"role": "user", "content": "What throughput do sparse attention kernels reach?"}], mode="llm"
+    )
     assert 500 <= r.status_code < 600 and r.json()["error"]["type"] == "server_error"
-    r = _chat(api, messages=[{"role": "user", "content": "What throughput do sparse attention kernels reach?"}], mode="llm", stream=True)
+    r = _chat(
+        api,
+        messages=[{"role": "user", "content": "What throughput do sparse attention kernels reach?"}],
+        mode="llm",
+        stream=True,
+    )
     events = [line.removeprefix("data: ") for line in r.text.splitlines() if line.startswith("data: ")]
     assert r.status_code == 200 and events[-1] == "[DONE]" and "error" in json.loads(events[-2])
 
@@ -321,11 +343,19 @@ def test_fuzzed_requests_get_no_500_and_clear_4xx(small_assistant: Assistant) ->
 
     schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(small_assistant))
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert {op.path for op in operations} >= {"/v1/chat/completions", "/v1/search", "/v1/ingest", "/v1/papers", "/healthz"}
+    assert {op.path for op in operations} >= {
+        "/v1/chat/completions",
+        "/v1/search",
+        "/v1/ingest",
+        "/v1/papers",
+        "/healthz",
+    }
     for op in operations:
 
         @given(case=op.as_strategy())
-        @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+        @settings(
+            max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None
+        )
         def fuzz(case: Any) -> None:
             response = case.call_and_validate(checks=FUZZ_CHECKS)
             if 400 <= response.status_code < 500:

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from rag import NO_ANSWER, Assistant, ConfigError, Settings, get_settings
 from rag.settings import UISettings
+from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
 from tests.conftest import free_port, paper_id_containing
 from tests.fakes import ScriptedChatModel, evidence_number
-from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
 
 WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
 XSS_ABSTRACT = (
@@ -48,19 +48,43 @@ def fn(app: gr.Blocks, name: str) -> Callable[..., Any]:
     return found[0]
 
 
-def run_chat(app: gr.Blocks, question: str, history: list[Any] | None = None, answers: dict[int, Any] | None = None,
-             messages: list[Any] | None = None, **opts: Any) -> list[tuple[Any, ...]]:
+def run_chat(
+    app: gr.Blocks,
+    question: str,
+    history: list[Any] | None = None,
+    answers: dict[int, Any] | None = None,
+    messages: list[Any] | None = None,
+    **opts: Any,
+) -> list[tuple[Any, ...]]:
     """Every update the chat handler yields (messages, history, answers, sources, copy text, ...)."""
     o = {"k": 5, "hybrid": True, "venue": "", "year": "", "mode": "llm", "temperature": 0.0} | opts
     respond = fn(app, "respond")
-    return list(respond(question, messages or [], history or [], answers or {}, o["k"], o["hybrid"], o["venue"], o["year"], o["mode"],
-                        o["temperature"]))
+    return list(
+        respond(
+            question,
+            messages or [],
+            history or [],
+            answers or {},
+            o["k"],
+            o["hybrid"],
+            o["venue"],
+            o["year"],
+            o["mode"],
+            o["temperature"],
+        )
+    )
 
 
 @pytest.fixture
 def xss_file(tmp_path: Path) -> Path:
     path = tmp_path / "xss.jsonl"
-    rec = {"id": "xss-1", "title": "Quokkanet <img src=x onerror=alert(1)>", "abstract": XSS_ABSTRACT, "venue": "ICML", "year": 2025}
+    rec = {
+        "id": "xss-1",
+        "title": "Quokkanet <img src=x onerror=alert(1)>",
+        "abstract": XSS_ABSTRACT,
+        "venue": "ICML",
+        "year": 2025,
+    }
     path.write_text(json.dumps(rec) + "\n")
     return path
 
@@ -70,7 +94,9 @@ def test_streamed_answer_links_citations_and_highlights_the_supporting_sentence(
     steps = run_chat(build_app(a), WILDBOX_Q)
     messages, history, answers, sources, copy_text, _, _ = steps[-1]
     # streamed: several partial assistant messages before the final one
-    partial = [s[0][-1]["content"] for s in steps[:-1] if isinstance(s[0], list) and s[0] and "WildBox" in s[0][-1]["content"]]
+    partial = [
+        s[0][-1]["content"] for s in steps[:-1] if isinstance(s[0], list) and s[0] and "WildBox" in s[0][-1]["content"]
+    ]
     assert len(partial) > 3
     final = messages[-1]["content"]
     n = evidence_number(fake.prompts[-1], "WildBox")
@@ -82,7 +108,11 @@ def test_streamed_answer_links_citations_and_highlights_the_supporting_sentence(
     mark = re.search(r'<mark class="rag-support">(.*?)</mark>', card.group(0), re.S)
     assert mark and "237,505 3D bounding box annotations" in mark.group(1)
     assert history == [("user", WILDBOX_Q), ("assistant", answers[1]["answer"])]
-    assert copy_text.startswith(answers[1]["answer"]) and f"[{n}] WildBox" in copy_text and "237,505" in copy_text.split("References")[1]
+    assert (
+        copy_text.startswith(answers[1]["answer"])
+        and f"[{n}] WildBox" in copy_text
+        and "237,505" in copy_text.split("References")[1]
+    )
 
 
 def test_follow_up_shows_the_standalone_question(seed_assistant: Any) -> None:
@@ -94,7 +124,9 @@ def test_follow_up_shows_the_standalone_question(seed_assistant: Any) -> None:
     a, fake = with_fake(seed_assistant, reply)
     app = build_app(a)
     messages, history, answers, *_ = run_chat(app, WILDBOX_Q)[-1]
-    messages, history, answers, *_ = run_chat(app, "And how many species?", history=history, answers=answers, messages=messages)[-1]
+    messages, history, answers, *_ = run_chat(
+        app, "And how many species?", history=history, answers=answers, messages=messages
+    )[-1]
     final = messages[-1]["content"]
     assert "And how many species?" in fake.prompts[-2]  # the conversation went to the condense step
     assert '<div class="rag-standalone">Searched as: How many species does WildBox cover?</div>' in final
@@ -104,13 +136,19 @@ def test_follow_up_shows_the_standalone_question(seed_assistant: Any) -> None:
 
 def test_refusal_shows_the_closest_papers(seed_assistant: Any) -> None:
     a, _ = with_fake(seed_assistant, lambda p: NO_ANSWER)
-    messages, _, answers, sources, *_ = run_chat(build_app(a), "Which paper studies WildBox drone footage of zebras?")[-1]
+    messages, _, answers, sources, *_ = run_chat(build_app(a), "Which paper studies WildBox drone footage of zebras?")[
+        -1
+    ]
     assert answers[1]["refused"] is True
     assert "rag-refusal" in messages[-1]["content"] and "closest papers" in messages[-1]["content"]
-    assert "<h4>Closest papers</h4>" in sources and sources.count('class="rag-source"') == len(answers[1]["sources"]) > 0
+    assert (
+        "<h4>Closest papers</h4>" in sources and sources.count('class="rag-source"') == len(answers[1]["sources"]) > 0
+    )
 
 
-def test_abstract_and_model_output_are_escaped(make_settings: Callable[..., Any], embeddings: Any, xss_file: Path) -> None:
+def test_abstract_and_model_output_are_escaped(
+    make_settings: Callable[..., Any], embeddings: Any, xss_file: Path
+) -> None:
     fake = ScriptedChatModel(reply=lambda p: 'Quokkanet reaches 91.2% recall <img src=x onerror="alert(1)"> [1].')
     a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
     a.ingest([xss_file])
@@ -122,7 +160,9 @@ def test_abstract_and_model_output_are_escaped(make_settings: Callable[..., Any]
     assert "&lt;script&gt;window.__xss = 1&lt;/script&gt;" in sources
     assert "&lt;img src=x onerror=alert(1)&gt;" in sources  # the title too
     # partial streamed text is escaped as well
-    assert all("<img" not in m[0][-1]["content"] for m in run_chat(app, "Quokkanet recall?") if isinstance(m[0], list) and m[0])
+    assert all(
+        "<img" not in m[0][-1]["content"] for m in run_chat(app, "Quokkanet recall?") if isinstance(m[0], list) and m[0]
+    )
 
 
 def test_highlight_merges_overlapping_spans_and_escapes() -> None:
@@ -139,7 +179,9 @@ def test_corpus_list_is_searchable(seed_assistant: Any) -> None:
 
 def test_feedback_is_appended_as_json_lines(seed_assistant: Any, tmp_path: Path) -> None:
     feedback = tmp_path / "fb" / "feedback.jsonl"
-    a, _ = with_fake(seed_assistant, wildbox_reply, ui=seed_assistant.settings.ui.model_copy(update={"feedback_file": feedback}))
+    a, _ = with_fake(
+        seed_assistant, wildbox_reply, ui=seed_assistant.settings.ui.model_copy(update={"feedback_file": feedback})
+    )
     app = build_app(a)
     _, _, answers, *_ = run_chat(app, WILDBOX_Q)[-1]
     on_feedback = fn(app, "on_feedback")
@@ -151,14 +193,18 @@ def test_feedback_is_appended_as_json_lines(seed_assistant: Any, tmp_path: Path)
     rec = lines[0]
     assert rec["question"] == WILDBOX_Q and rec["answer"] == answers[1]["answer"]
     assert rec["citations"][0]["paper_id"] == paper_id_containing(seed_assistant, "We introduce WildBox")
-    assert rec["settings"] == {"k": 5, "hybrid": True, "filters": {}, "mode": "llm", "temperature": 0.0} and "time" in rec
+    assert (
+        rec["settings"] == {"k": 5, "hybrid": True, "filters": {}, "mode": "llm", "temperature": 0.0} and "time" in rec
+    )
 
 
 def test_feedback_file_defaults_to_the_data_dir(tmp_path: Path) -> None:
     assert get_settings(data_dir=tmp_path).feedback_path() == tmp_path / "feedback.jsonl"
 
 
-def test_bad_upload_is_a_clear_error_and_indexes_nothing(make_settings: Callable[..., Any], embeddings: Any, tmp_path: Path) -> None:
+def test_bad_upload_is_a_clear_error_and_indexes_nothing(
+    make_settings: Callable[..., Any], embeddings: Any, tmp_path: Path
+) -> None:
     a = Assistant(make_settings(), embeddings=embeddings, chat_model=ScriptedChatModel(reply=lambda p: NO_ANSWER))
     app = build_app(a)
     good = tmp_path / "good.jsonl"
@@ -174,11 +220,16 @@ def test_bad_upload_is_a_clear_error_and_indexes_nothing(make_settings: Callable
     assert [p.paper_id for p in a.papers()] == ["g1"]
 
 
-def test_oversized_upload_is_rejected_before_it_is_read(make_settings: Callable[..., Any], embeddings: Any, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_oversized_upload_is_rejected_before_it_is_read(
+    make_settings: Callable[..., Any], embeddings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RAG_UI__MAX_UPLOAD_BYTES", "1000")
     assert get_settings().ui.max_upload_bytes == 1000 and Settings().ui.max_upload_bytes == 1000
-    a = Assistant(make_settings(ui={"max_upload_bytes": 1000}), embeddings=embeddings, chat_model=ScriptedChatModel(reply=lambda p: NO_ANSWER))
+    a = Assistant(
+        make_settings(ui={"max_upload_bytes": 1000}),
+        embeddings=embeddings,
+        chat_model=ScriptedChatModel(reply=lambda p: NO_ANSWER),
+    )
     app = build_app(a)
     small = tmp_path / "small.jsonl"
     small.write_text(json.dumps({"id": "s1", "title": "Small", "abstract": "A short abstract about zebras."}) + "\n")

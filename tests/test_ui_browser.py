@@ -11,7 +11,6 @@ Screenshots go to ``test-artifacts/`` (gitignored; CI keeps them as artefacts).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -27,8 +26,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 ARTIFACTS = ROOT / "test-artifacts"
 XSS = {
@@ -64,7 +69,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cach
 
     tmp = tmp_path_factory.mktemp("ui-browser")
     (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
-    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), [Assistant.bundled_corpus(), tmp / "xss.jsonl"])
+    yield from serve(
+        tmp / "data", CachedEmbeddings(minilm, embedding_cache), [Assistant.bundled_corpus(), tmp / "xss.jsonl"]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +141,9 @@ def test_seed_question_streams_a_cited_answer(page: Any) -> None:
     active = page.locator("#rag-sources .rag-source.rag-active")
     assert active.count() == 1
     mark = active.locator("mark.rag-support").first
-    assert mark.is_visible() and mark.evaluate("e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
+    assert mark.is_visible() and mark.evaluate(
+        "e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }"
+    )
     assert "WildBox" in active.inner_text()
     page.screenshot(path=str(ARTIFACTS / "ui-seed-answer.png"), full_page=True)
 
@@ -142,11 +151,19 @@ def test_seed_question_streams_a_cited_answer(page: Any) -> None:
 def test_uploaded_jsonl_can_be_asked_about(page: Any, tmp_path: Path) -> None:
     """Extractive mode (no LLM): upload a JSONL in the Corpus tab, then ask about it."""
     f = tmp_path / "new_papers.jsonl"
-    f.write_text(json.dumps({
-        "id": "zx-1", "title": "Zorblax: Counting Penguins from Orbit", "venue": "CVPR", "year": 2026,
-        "abstract": "We introduce Zorblax, a satellite dataset of 48,211 annotated emperor penguin colonies. "
-        "A simple density model counts penguins within 4% of ground counts.",
-    }) + "\n")
+    f.write_text(
+        json.dumps(
+            {
+                "id": "zx-1",
+                "title": "Zorblax: Counting Penguins from Orbit",
+                "venue": "CVPR",
+                "year": 2026,
+                "abstract": "We introduce Zorblax, a satellite dataset of 48,211 annotated emperor penguin colonies. "
+                "A simple density model counts penguins within 4% of ground counts.",
+            }
+        )
+        + "\n"
+    )
     page.get_by_role("tab", name="Corpus").click()
     page.locator("#rag-upload input[type=file]").set_input_files(str(f))
     page.wait_for_selector("#rag-upload :text('new_papers.jsonl')", timeout=30_000)
@@ -195,8 +212,10 @@ def obeying_reply(prompt: str) -> str:
     if "Standalone question:" in prompt:  # rewriting the follow-up: keep it as asked
         return prompt.split("Last question: ")[-1].splitlines()[0]
     n = evidence_number(prompt, "MarmotSeg") or 1
-    return (f"MarmotSeg reaches 78.4 mIoU on the Alpine-Burrow benchmark\n\n![s](https://attacker.example/leak.png) "
-            f"[code](javascript:alert(1)) <img src=x onerror=alert(1)> [{n}].\n\n![t](https://attacker.example/two.png)")
+    return (
+        f"MarmotSeg reaches 78.4 mIoU on the Alpine-Burrow benchmark\n\n![s](https://attacker.example/leak.png) "
+        f"[code](javascript:alert(1)) <img src=x onerror=alert(1)> [{n}].\n\n![t](https://attacker.example/two.png)"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +252,8 @@ def test_injection_corpus_renders_inert(injection_page: Any) -> None:
     page.screenshot(path=str(ARTIFACTS / "ui-injection.png"), full_page=True)
     assert "![s](https://attacker.example/leak.png)" in bot_text(page)  # shown as text
     assert page.dialogs == []  # type: ignore[attr-defined]
-    injected = "#rag-chat img, #rag-sources img, #rag-chat script, #rag-sources script, a[href^='javascript' i], [onerror]"
+    injected = (
+        "#rag-chat img, #rag-sources img, #rag-chat script, #rag-sources script, a[href^='javascript' i], [onerror]"
+    )
     assert page.evaluate("(sel) => document.querySelectorAll(sel).length", injected) == 0
     assert not [u for u in page.requested if "attacker.example" in u]  # type: ignore[attr-defined]

@@ -65,8 +65,7 @@ _CSS = """
 .rag-error { color: #b91c1c; font-weight: 600; }
 """
 
-_ON_LOAD = (
-    """
+_ON_LOAD = """
 if (!window.__ragCitations) {
   window.__ragCitations = true;
   const style = document.createElement("style");
@@ -86,9 +85,7 @@ if (!window.__ragCitations) {
     mark.scrollIntoView({block: "nearest"});
   }, true);
 }
-"""
-    % json.dumps(_CSS)
-)
+""" % json.dumps(_CSS)
 
 _COPY_JS = """
 (text) => {
@@ -192,7 +189,9 @@ def format_sources_html(answer: Answer | None, turn: int, hits: list[SearchHit] 
     spans: dict[int, list[tuple[int, int]]] = {}
     for c in answer.citations:
         spans.setdefault(c.n, []).append((int(c.span[0]), int(c.span[1])))
-    cards = "".join(_source_card(answer.sources[n - 1], n, turn, spans[n]) for n in sorted(spans) if 0 < n <= len(answer.sources))
+    cards = "".join(
+        _source_card(answer.sources[n - 1], n, turn, spans[n]) for n in sorted(spans) if 0 < n <= len(answer.sources)
+    )
     return f'<div class="rag-sources"><h4>Cited papers</h4>{cards}</div>'
 
 
@@ -208,7 +207,9 @@ def format_copy_text(answer: Answer) -> str:
             seen.add(c.n)
             hit = answer.sources[c.n - 1] if 0 < c.n <= len(answer.sources) else None
             meta = _meta_line(hit) if hit else ""
-            lines.append(f"[{c.n}] {c.title}" + (f" ({meta})" if meta else "") + f", {c.paper_id}: \"{' '.join(c.quote.split())}\"")
+            lines.append(
+                f"[{c.n}] {c.title}" + (f" ({meta})" if meta else "") + f', {c.paper_id}: "{" ".join(c.quote.split())}"'
+            )
     return "\n".join(lines)
 
 
@@ -222,7 +223,7 @@ def format_papers_html(papers: list[Paper], query: str = "", limit: int = 200) -
         snippet = snippet[:220] + ("…" if len(snippet) > 220 else "")
         rows.append(
             f'<div class="rag-paper"><b>{_esc(p.title)}</b> <span class="rag-source-meta">'
-            f'{_esc(meta) + " · " if meta else ""}{_esc(p.paper_id)}</span>'
+            f"{_esc(meta) + ' · ' if meta else ''}{_esc(p.paper_id)}</span>"
             f'<div class="rag-paper-snippet">{_esc(snippet)}</div></div>'
         )
     more = f"<p>… and {len(found) - limit} more.</p>" if len(found) > limit else ""
@@ -306,8 +307,16 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     venues, years = _choices(papers)
 
     def respond(
-        question: str, messages: list[dict[str, Any]], history: list[tuple[str, str]], answers: dict[int, dict[str, Any]],
-        k: float, hybrid: bool, venue: str, year: str, mode: str, temperature: float,
+        question: str,
+        messages: list[dict[str, Any]],
+        history: list[tuple[str, str]],
+        answers: dict[int, dict[str, Any]],
+        k: float,
+        hybrid: bool,
+        venue: str,
+        year: str,
+        mode: str,
+        temperature: float,
     ) -> Iterator[tuple[Any, ...]]:
         question = (question or "").strip()
         if not question:
@@ -323,8 +332,12 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         text = ""
         sources_html = gr.skip()
         for event in assistant.stream(
-            question, history=history or None, k=int(k) if k else None, filters=filters or None,
-            mode="extractive" if mode == "extractive" else "llm", retrieval_mode=_retrieval_mode(assistant, hybrid),
+            question,
+            history=history or None,
+            k=int(k) if k else None,
+            filters=filters or None,
+            mode="extractive" if mode == "extractive" else "llm",
+            retrieval_mode=_retrieval_mode(assistant, hybrid),
             temperature=float(temperature),
         ):
             match event:
@@ -340,11 +353,24 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
                     answers = dict(answers)
                     answers[len(messages) - 1] = answer.to_json() | {
-                        "settings": {"k": int(k) if k else None, "hybrid": hybrid, "filters": filters, "mode": mode,
-                                     "temperature": float(temperature)},
+                        "settings": {
+                            "k": int(k) if k else None,
+                            "hybrid": hybrid,
+                            "filters": filters,
+                            "mode": mode,
+                            "temperature": float(temperature),
+                        },
                     }
                     history = list(history) + [("user", question), ("assistant", answer.text)]
-                    yield (messages, history, answers, format_sources_html(answer, turn), format_copy_text(answer), "", "")
+                    yield (
+                        messages,
+                        history,
+                        answers,
+                        format_sources_html(answer, turn),
+                        format_copy_text(answer),
+                        "",
+                        "",
+                    )
                 case ErrorEvent(error=error):
                     messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{_esc(str(error))}</p>'}
                     yield messages, history, answers, gr.skip(), gr.skip(), "", ""
@@ -355,7 +381,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         if record is None:
             return "No answer to rate."
         liked = data.liked
-        rating = "up" if liked is True or liked == "Like" else "down" if liked is False or liked == "Dislike" else str(liked)
+        rating = (
+            "up" if liked is True or liked == "Like" else "down" if liked is False or liked == "Dislike" else str(liked)
+        )
         append_feedback(
             feedback_path,
             {"time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "rating": rating} | record,
@@ -399,20 +427,31 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     with gr.Blocks(title="rag-abstracts: grounded answers over abstracts", analytics_enabled=False) as app:
         history_state = gr.State([])
         answers_state = gr.State({})
-        gr.Markdown("## Ask the abstracts\nEvery claim cites an indexed abstract; click a marker like [1] to see the sentence that supports it.")
+        gr.Markdown(
+            "## Ask the abstracts\nEvery claim cites an indexed abstract; click a marker like [1] to see the sentence that supports it."
+        )
         with gr.Tabs():
             with gr.Tab("Chat", id="chat"):
                 with gr.Row():
                     with gr.Column(scale=3):
                         chatbot = gr.Chatbot(
-                            label="Chat", elem_id="rag-chat", height=560, latex_delimiters=[], buttons=["copy"],
+                            label="Chat",
+                            elem_id="rag-chat",
+                            height=560,
+                            latex_delimiters=[],
+                            buttons=["copy"],
                             placeholder="Ask a question about the indexed abstracts, or pick an example.",
-                            examples=[{"text": q} for q in EXAMPLES], feedback_options=("Like", "Dislike"),
+                            examples=[{"text": q} for q in EXAMPLES],
+                            feedback_options=("Like", "Dislike"),
                         )
                         with gr.Row():
                             question = gr.Textbox(
-                                placeholder="Ask about the indexed abstracts…", show_label=False, scale=6,
-                                elem_id="rag-question", autofocus=True, max_length=settings.answer.max_question_chars,
+                                placeholder="Ask about the indexed abstracts…",
+                                show_label=False,
+                                scale=6,
+                                elem_id="rag-question",
+                                autofocus=True,
+                                max_length=settings.answer.max_question_chars,
                             )
                             ask_btn = gr.Button("Ask", variant="primary", scale=1, elem_id="rag-ask")
                         with gr.Row():
@@ -420,39 +459,59 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             clear_btn = gr.Button("New conversation", size="sm", elem_id="rag-clear")
                         feedback_note = gr.Markdown(elem_id="rag-feedback-note")
                         with gr.Accordion("Answer with references (plain text)", open=False):
-                            copy_text = gr.Textbox(show_label=False, lines=6, interactive=False, buttons=["copy"],
-                                                   elem_id="rag-copy-text")
+                            copy_text = gr.Textbox(
+                                show_label=False, lines=6, interactive=False, buttons=["copy"], elem_id="rag-copy-text"
+                            )
                     with gr.Column(scale=2):
                         sources = gr.HTML(
-                            format_sources_html(None, 0), label="Sources", elem_id="rag-sources", js_on_load=_ON_LOAD,
+                            format_sources_html(None, 0),
+                            label="Sources",
+                            elem_id="rag-sources",
+                            js_on_load=_ON_LOAD,
                             max_height=720,
                         )
                 with gr.Accordion("Settings", open=False, elem_id="rag-settings"):
                     with gr.Row():
                         k = gr.Slider(1, 20, value=settings.retrieval.k, step=1, label="Papers retrieved (k)")
-                        hybrid = gr.Checkbox(value=settings.retrieval.mode == "hybrid", label="Hybrid search (dense + BM25)")
-                        mode = gr.Radio(["llm", "extractive"], value=settings.answer.mode, label="Answer mode",
-                                        info="extractive: cited sentences, no LLM")
-                        temperature = gr.Slider(0.0, 1.5, value=settings.llm.temperature, step=0.05, label="Temperature",
-                                                elem_id="rag-temperature")
+                        hybrid = gr.Checkbox(
+                            value=settings.retrieval.mode == "hybrid", label="Hybrid search (dense + BM25)"
+                        )
+                        mode = gr.Radio(
+                            ["llm", "extractive"],
+                            value=settings.answer.mode,
+                            label="Answer mode",
+                            info="extractive: cited sentences, no LLM",
+                        )
+                        temperature = gr.Slider(
+                            0.0,
+                            1.5,
+                            value=settings.llm.temperature,
+                            step=0.05,
+                            label="Temperature",
+                            elem_id="rag-temperature",
+                        )
                     with gr.Row():
                         venue = gr.Dropdown(venues, value="", label="Venue filter", allow_custom_value=True)
                         year = gr.Dropdown(years, value="", label="Year filter", allow_custom_value=True)
                     gr.Markdown(_backend_markdown(assistant))
-            with gr.Tab("Corpus", id="corpus"):
-                with gr.Row():
-                    with gr.Column(scale=3):
-                        paper_query = gr.Textbox(placeholder="Filter papers by title, id or text…", show_label=False,
-                                                 elem_id="rag-paper-query")
-                        papers_html = gr.HTML(format_papers_html(papers), elem_id="rag-papers")
-                    with gr.Column(scale=2):
-                        files = gr.File(
-                            label=f"Add abstracts ({', '.join(SUPPORTED_SUFFIXES)}, each optionally .gz, e.g. a BEIR "
-                                  f"corpus.jsonl.gz; at most {settings.ui.max_upload_bytes / 1e6:g} MB a file)",
-                            file_count="multiple", file_types=[*SUPPORTED_SUFFIXES, ".gz"], elem_id="rag-upload",
-                        )
-                        ingest_btn = gr.Button("Index the files", variant="primary", elem_id="rag-ingest")
-                        ingest_status = gr.HTML(elem_id="rag-ingest-status")
+            with gr.Tab("Corpus", id="corpus"), gr.Row():
+                with gr.Column(scale=3):
+                    paper_query = gr.Textbox(
+                        placeholder="Filter papers by title, id or text…",
+                        show_label=False,
+                        elem_id="rag-paper-query",
+                    )
+                    papers_html = gr.HTML(format_papers_html(papers), elem_id="rag-papers")
+                with gr.Column(scale=2):
+                    files = gr.File(
+                        label=f"Add abstracts ({', '.join(SUPPORTED_SUFFIXES)}, each optionally .gz, e.g. a BEIR "
+                        f"corpus.jsonl.gz; at most {settings.ui.max_upload_bytes / 1e6:g} MB a file)",
+                        file_count="multiple",
+                        file_types=[*SUPPORTED_SUFFIXES, ".gz"],
+                        elem_id="rag-upload",
+                    )
+                    ingest_btn = gr.Button("Index the files", variant="primary", elem_id="rag-ingest")
+                    ingest_status = gr.HTML(elem_id="rag-ingest-status")
 
         chat_inputs = [question, chatbot, history_state, answers_state, k, hybrid, venue, year, mode, temperature]
         chat_outputs = [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note]
@@ -464,16 +523,29 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
         chatbot.example_select(run_example, chat_inputs, chat_outputs, api_visibility="private")
         chatbot.like(on_feedback, [answers_state], [feedback_note], api_visibility="private")
-        clear_btn.click(clear_chat, None, [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note],
-                        api_visibility="private")
+        clear_btn.click(
+            clear_chat,
+            None,
+            [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note],
+            api_visibility="private",
+        )
         copy_btn.click(None, [copy_text], None, js=_COPY_JS)
-        paper_query.change(lambda q: format_papers_html(assistant.papers(), q), [paper_query], [papers_html],
-                           api_visibility="private")
-        ingest_btn.click(upload, [files, paper_query], [ingest_status, papers_html, venue, year], api_visibility="private")
+        paper_query.change(
+            lambda q: format_papers_html(assistant.papers(), q), [paper_query], [papers_html], api_visibility="private"
+        )
+        ingest_btn.click(
+            upload, [files, paper_query], [ingest_status, papers_html, venue, year], api_visibility="private"
+        )
 
         def ask(
-            question: str, k: int = 0, hybrid: bool = True, venue: str = "", year: str = "", mode: str = "",
-            temperature: float = -1.0, history: list[list[str]] | None = None,
+            question: str,
+            k: int = 0,
+            hybrid: bool = True,
+            venue: str = "",
+            year: str = "",
+            mode: str = "",
+            temperature: float = -1.0,
+            history: list[list[str]] | None = None,
         ) -> dict[str, Any]:
             """Answer ``question`` from the indexed abstracts: the answer, its citations and sources (Answer JSON).
             ``temperature`` < 0 keeps the configured one. ``history`` is the conversation so far,
@@ -483,7 +555,10 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             turns = [(str(t[0]), str(t[1])) for t in history or []]
             try:
                 answer = assistant.ask(
-                    question, history=turns or None, k=int(k) or None, filters=parse_filters(venue, year) or None,
+                    question,
+                    history=turns or None,
+                    k=int(k) or None,
+                    filters=parse_filters(venue, year) or None,
                     mode="extractive" if mode == "extractive" else ("llm" if mode == "llm" else None),
                     retrieval_mode=_retrieval_mode(assistant, hybrid),
                     temperature=None if temperature is None or temperature < 0 else float(temperature),
@@ -517,7 +592,12 @@ def launch(
     app = build_app(assistant)
     app.queue(default_concurrency_limit=2)
     app.launch(
-        server_name=host, server_port=port, auth=auth, prevent_thread_lock=not block, quiet=quiet,
-        footer_links=["api"], show_error=True,
+        server_name=host,
+        server_port=port,
+        auth=auth,
+        prevent_thread_lock=not block,
+        quiet=quiet,
+        footer_links=["api"],
+        show_error=True,
     )
     return app

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import openai
-
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
-from rag import Assistant, get_settings, AnswerEvent, TokenEvent
+from rag import AnswerEvent, Assistant, TokenEvent, get_settings
 from rag.evaluation.metrics import percentile
 
 QUESTIONS = [
@@ -102,8 +101,11 @@ def prompt_of(assistant: Assistant, q: str) -> list[dict[str, Any]]:
     """The exact messages the pipeline sends for ``q`` (OpenAI format), from a dry run with a recording fake
     model on the same index and settings ([] when the question is refused before the LLM)."""
     recorder = PromptRecorder()
-    dry = Assistant(assistant.settings, embeddings=assistant.embeddings,
-                    chat_model=FakeListChatModel(responses=["."], callbacks=[recorder]))
+    dry = Assistant(
+        assistant.settings,
+        embeddings=assistant.embeddings,
+        chat_model=FakeListChatModel(responses=["."], callbacks=[recorder]),
+    )
     dry.ask(q)
     return list(convert_to_openai_messages(recorder.messages)) if recorder.messages else []
 
@@ -119,20 +121,28 @@ def pipeline_call(assistant: Assistant, q: str) -> dict[str, float]:
     total = time.perf_counter() - t
     gen = ans.timings.get("generation", 0.0) - ans.timings.get("first_token", 0.0)
     return {
-        "refused": ans.refused, "early_refusal": "generation" not in ans.timings,
-        "prompt_tokens": ans.tokens.get("prompt", 0), "completion_tokens": ans.tokens.get("completion", 0),
-        "ttft": first or total, "total": total,
+        "refused": ans.refused,
+        "early_refusal": "generation" not in ans.timings,
+        "prompt_tokens": ans.tokens.get("prompt", 0),
+        "completion_tokens": ans.tokens.get("completion", 0),
+        "ttft": first or total,
+        "total": total,
         "tok_s": max(0, ans.tokens.get("completion", 0) - 1) / gen if gen > 0 else 0.0,
     }
 
 
-def bare_call(bare: openai.OpenAI, model: str, assistant: Assistant, messages: list[dict[str, Any]]) -> dict[str, float]:
+def bare_call(
+    bare: openai.OpenAI, model: str, assistant: Assistant, messages: list[dict[str, Any]]
+) -> dict[str, float]:
     """The same prompt, sent by a bare client to the same server (prompt built beforehand, not timed)."""
     t = time.perf_counter()
     first = None
     for chunk in bare.chat.completions.create(
-        model=model, messages=messages, stream=True,  # type: ignore[arg-type]
-        temperature=assistant.settings.llm.temperature, max_tokens=assistant.settings.llm.max_tokens,
+        model=model,
+        messages=messages,
+        stream=True,  # type: ignore[arg-type]
+        temperature=assistant.settings.llm.temperature,
+        max_tokens=assistant.settings.llm.max_tokens,
     ):
         if first is None and chunk.choices and chunk.choices[0].delta.content:
             first = time.perf_counter() - t
@@ -143,7 +153,9 @@ def bare_call(bare: openai.OpenAI, model: str, assistant: Assistant, messages: l
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=1, help="Times each question is asked.")
-    ap.add_argument("--fresh-cache", action="store_true", help="Assemble the model into a new temp dir (first-run cost).")
+    ap.add_argument(
+        "--fresh-cache", action="store_true", help="Assemble the model into a new temp dir (first-run cost)."
+    )
     args = ap.parse_args(argv)
 
     tmp = tempfile.TemporaryDirectory()
@@ -177,19 +189,30 @@ def main(argv: list[str] | None = None) -> int:
     print("| question | pipeline first / total (s) | bare first / total (s) | tokens out |", file=sys.stderr)
     for r in rows:
         bare = f"{r['bare_ttft']:.1f} / {r['bare_total']:.1f}" if "bare_total" in r else "-"
-        print(f"| {r['q'][:50]} | {r['ttft']:.1f} / {r['total']:.1f} | {bare} | {r['completion_tokens']} |", file=sys.stderr)
-    print(f"\nEmbedded LLM {assistant.settings.llm.model}, threads={assistant.settings.llm.threads}, "
-          f"{len(rows)} answers ({len(rows) - len(llm_rows)} refused before the LLM), load avg {os.getloadavg()[0]:.2f}")
+        print(
+            f"| {r['q'][:50]} | {r['ttft']:.1f} / {r['total']:.1f} | {bare} | {r['completion_tokens']} |",
+            file=sys.stderr,
+        )
+    print(
+        f"\nEmbedded LLM {assistant.settings.llm.model}, threads={assistant.settings.llm.threads}, "
+        f"{len(rows)} answers ({len(rows) - len(llm_rows)} refused before the LLM), load avg {os.getloadavg()[0]:.2f}"
+    )
     print("| measure | value |")
     print("|---|---|")
     if "assemble_s" in started:
         print(f"| model assembly ({'first run' if args.fresh_cache else 'cached'}) | {started['assemble_s']:.1f} s |")
         print(f"| server start to healthy | {started['start_s']:.1f} s |")
     print(f"| prompt tokens per question (median) | {statistics.median(r['prompt_tokens'] for r in llm_rows):.0f} |")
-    print(f"| time to first token p50 / p95 | {percentile([r['ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['ttft'] for r in llm_rows], 95):.1f} s |")
-    print(f"| full answer p50 / p95 | {percentile([r['total'] for r in llm_rows], 50):.1f} s / {percentile([r['total'] for r in llm_rows], 95):.1f} s |")
+    print(
+        f"| time to first token p50 / p95 | {percentile([r['ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['ttft'] for r in llm_rows], 95):.1f} s |"
+    )
+    print(
+        f"| full answer p50 / p95 | {percentile([r['total'] for r in llm_rows], 50):.1f} s / {percentile([r['total'] for r in llm_rows], 95):.1f} s |"
+    )
     print(f"| generation speed (median) | {statistics.median(r['tok_s'] for r in llm_rows):.1f} tokens/s |")
-    print(f"| bare llama.cpp call, same prompt: first token p50 / full p50 | {percentile([r['bare_ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['bare_total'] for r in llm_rows], 50):.1f} s |")
+    print(
+        f"| bare llama.cpp call, same prompt: first token p50 / full p50 | {percentile([r['bare_ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['bare_total'] for r in llm_rows], 50):.1f} s |"
+    )
     ratio = sum(r["total"] for r in llm_rows) / max(1e-9, sum(r["bare_total"] for r in llm_rows))
     print(f"| pipeline / bare total time (sum over questions) | {ratio:.2f}x ({100 * (ratio - 1):+.0f} %) |")
     print(f"| peak RSS, whole process tree | {rss.peak / 2**30:.2f} GB |")

@@ -30,7 +30,9 @@ from typing import Any
 from bench_scale import DATA, load_records, raw_embedder, write_jsonl
 
 
-def _write(path: Path, ids: list[str], vectors: Any, metas: list[dict[str, Any]] | None, docs: list[str] | None, batch: int) -> float:
+def _write(
+    path: Path, ids: list[str], vectors: Any, metas: list[dict[str, Any]] | None, docs: list[str] | None, batch: int
+) -> float:
     import chromadb
 
     client = chromadb.PersistentClient(str(path))
@@ -67,11 +69,19 @@ def main(argv: list[str] | None = None) -> int:
         embedder = raw_embedder(a.settings)
         embedder.embed_documents(texts[:8])
         t0 = time.perf_counter()
-        vectors = np.concatenate([np.asarray(embedder.embed_documents(texts[i : i + 256]), dtype=np.float32) for i in range(0, len(texts), 256)])
+        vectors = np.concatenate(
+            [
+                np.asarray(embedder.embed_documents(texts[i : i + 256]), dtype=np.float32)
+                for i in range(0, len(texts), 256)
+            ]
+        )
         embed_s = time.perf_counter() - t0
 
-        metas = [{"paper_id": p.paper_id, **{k: v for k, v in (("venue", p.venue), ("year", p.year)) if v is not None}}
-                 for p in papers for _t in a.index_texts([p])]
+        metas = [
+            {"paper_id": p.paper_id, **{k: v for k, v in (("venue", p.venue), ("year", p.year)) if v is not None}}
+            for p in papers
+            for _t in a.index_texts([p])
+        ]
         from langchain_chroma import Chroma
 
         lc_batch = Chroma(collection_name="probe", persist_directory=str(work / "probe"))._client.get_max_batch_size()
@@ -104,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"Best possible ingest / raw embedder, one process: E / (E + W_floor) = {embed_s / (embed_s + floor):.2f}")
     print(f"With our metadata: E / (E + W_ours) = {embed_s / (embed_s + ours):.2f}")
-    print(f"Best possible ingest / baseline (E + W_baseline) / (E + W_floor) = {(embed_s + base) / (embed_s + floor):.2f}")
+    print(
+        f"Best possible ingest / baseline (E + W_baseline) / (E + W_floor) = {(embed_s + base) / (embed_s + floor):.2f}"
+    )
     return 0
 
 

@@ -29,9 +29,9 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
-from rag.evaluation.metrics import percentile, answer_correct
 from rag import Assistant, get_settings
+from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
+from rag.evaluation.metrics import answer_correct, percentile
 
 GOLD = Path(__file__).parent / "data" / "neurips2026_gold.jsonl"
 
@@ -50,7 +50,11 @@ def is_right(answer: dict[str, Any], case: EvalCase) -> bool:
     if not case.answerable:
         return bool(answer["refused"])
     cited = {c["paper_id"] for c in answer["citations"]}
-    return not answer["refused"] and answer_correct(answer["answer"], case.answer_keywords) and bool(cited & set(case.supporting_ids))
+    return (
+        not answer["refused"]
+        and answer_correct(answer["answer"], case.answer_keywords)
+        and bool(cited & set(case.supporting_ids))
+    )
 
 
 def _key(answer: dict[str, Any]) -> tuple[str, list[str]]:
@@ -58,7 +62,9 @@ def _key(answer: dict[str, Any]) -> tuple[str, list[str]]:
 
 
 def run(
-    ask: Callable[[int, EvalCase], dict[str, Any]], cases: Sequence[EvalCase], clients: int,
+    ask: Callable[[int, EvalCase], dict[str, Any]],
+    cases: Sequence[EvalCase],
+    clients: int,
     alone: dict[str, tuple[str, list[str]]] | None = None,
 ) -> dict[str, Any]:
     """Each of ``clients`` threads takes the next case until all are answered; all start together.
@@ -132,7 +138,9 @@ def main() -> None:
         cases = interleaved_cases(assistant)
         alone = {}  # also the warm-up: BM25, the sentence embeddings of every abstract (cached), the code paths
         for case in cases:
-            alone[case.id] = _key(assistant.ask(case.question, history=list(case.history) or None, mode="extractive").to_json())
+            alone[case.id] = _key(
+                assistant.ask(case.question, history=list(case.history) or None, mode="extractive").to_json()
+            )
         if args.mode == "llm":
             t0 = time.perf_counter()
             assistant.start_llm()
@@ -155,7 +163,9 @@ def main() -> None:
 
             def gradio_ask(slot: int, case: EvalCase) -> dict[str, Any]:
                 history = [list(turn) for turn in case.history] or None
-                result = gradio_clients[slot].predict(case.question, 0, True, "", "", args.mode, -1.0, history, api_name="/ask")
+                result = gradio_clients[slot].predict(
+                    case.question, 0, True, "", "", args.mode, -1.0, history, api_name="/ask"
+                )
                 return dict(result)
 
             gradio_ask(0, cases[0])
@@ -168,7 +178,13 @@ def main() -> None:
             for clients in levels:
                 window = [cases[(offset + i) % len(cases)] for i in range(per_row)]
                 offset += per_row
-                rows.append((surface, clients, run(asks[surface], window, clients, alone if args.mode == "extractive" else None)))
+                rows.append(
+                    (
+                        surface,
+                        clients,
+                        run(asks[surface], window, clients, alone if args.mode == "extractive" else None),
+                    )
+                )
                 r = rows[-1][2]
                 print(f"  {surface} x{clients}: {r['qps']:.2f} q/s, p50 {r['p50']:.2f} s", flush=True)
         load_after = os.getloadavg()[0]
@@ -181,8 +197,10 @@ def main() -> None:
     names = {"python": "Python API (`Assistant.ask`)", "gradio": "gradio_client `/ask`"}
     for surface, clients, r in rows:
         same = "–" if r["same"] is None else r["same"]
-        print(f"| {names[surface]} | {clients} | {r['questions']} | {r['errors']} | {r['right']} | {same} | {r['qps']:.2f} | "
-              f"{r['p50']:.2f} | {r['p95']:.2f} |")
+        print(
+            f"| {names[surface]} | {clients} | {r['questions']} | {r['errors']} | {r['right']} | {same} | {r['qps']:.2f} | "
+            f"{r['p50']:.2f} | {r['p95']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

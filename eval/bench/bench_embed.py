@@ -65,16 +65,23 @@ def main(argv: list[str] | None = None) -> int:
         model, threads, batch = args.child.split(":")
         print(json.dumps(child(model, int(threads or 0), int(batch), args.chunks)))
         return 0
-    print(f"| model | threads | batch | chunks/s | chunks per CPU-s | peak RSS MB |  ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
+    print(
+        f"| model | threads | batch | chunks/s | chunks per CPU-s | peak RSS MB |  ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})"
+    )
     print("|---|---|---|---|---|---|")
     for config in args.configs.split(","):
         out = subprocess.run(
             [sys.executable, str(Path(__file__).resolve()), "--child", config, "--chunks", str(args.chunks)],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         model, threads, batch = config.split(":")
-        print(f"| {MODELS[model]} | {threads or '-'} | {batch} | {r['per_s']:.1f} | {r['per_cpu_s']:.1f} | {r['rss_mb']:.0f} |", flush=True)
+        print(
+            f"| {MODELS[model]} | {threads or '-'} | {batch} | {r['per_s']:.1f} | {r['per_cpu_s']:.1f} | {r['rss_mb']:.0f} |",
+            flush=True,
+        )
     print(f"(load average at the end: {os.getloadavg()[0]:.1f})")
     return 0
 

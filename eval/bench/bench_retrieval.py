@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from rag import Assistant, get_settings
 from rag.evaluation.external import load_qrels, load_queries
 from rag.evaluation.metrics import ndcg_at, recall_at
-from rag import Assistant, get_settings
 
 PUBLISHED = "Published SciFact *test* nDCG@10: BM25 0.665 (BEIR) - 0.687 (bm25s); all-MiniLM-L6-v2 0.645 - 0.674."
 
@@ -33,7 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     report = assistant.ingest([args.scifact / "corpus.jsonl.gz"])
     ingest_s = time.perf_counter() - t0
-    print(f"indexed {report.papers_seen} abstracts in {ingest_s:.1f} s ({report.embedded} newly embedded)", file=sys.stderr)
+    print(
+        f"indexed {report.papers_seen} abstracts in {ingest_s:.1f} s ({report.embedded} newly embedded)",
+        file=sys.stderr,
+    )
 
     qrels = load_qrels(args.scifact / "qrels" / "train.tsv")
     queries = load_queries(args.scifact / "queries_train.jsonl", set(qrels))
@@ -58,11 +61,15 @@ def main(argv: list[str] | None = None) -> int:
                 "p50_ms": 1000 * lat[len(lat) // 2],
             }
         )
-    print(f"\nSciFact train, {len(qids)} queries, {report.papers_seen} abstracts, embedding {assistant.stats()['embedding_model']}")
+    print(
+        f"\nSciFact train, {len(qids)} queries, {report.papers_seen} abstracts, embedding {assistant.stats()['embedding_model']}"
+    )
     print("| retriever | nDCG@10 | R@10 | R@100 | p50 latency (k=100) |")
     print("|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['retriever']} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} | {r['p50_ms']:.0f} ms |")
+        print(
+            f"| {r['retriever']} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} | {r['p50_ms']:.0f} ms |"
+        )
     print(f"\n{PUBLISHED}")
     if args.json:
         args.json.write_text(json.dumps({"queries": len(qids), "ingest_seconds": ingest_s, "rows": rows}, indent=2))

@@ -39,6 +39,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
 from rag.evaluation.metrics import percentile
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ml_abstracts.jsonl.gz"
@@ -120,13 +121,19 @@ def phase_baseline(work: Path, model: str) -> dict[str, Any]:
     docs = []
     for p in papers:
         for text in assistant.index_texts([p]):
-            meta = {"paper_id": p.paper_id, **{k: v for k, v in (("venue", p.venue), ("year", p.year)) if v is not None}}
+            meta = {
+                "paper_id": p.paper_id,
+                **{k: v for k, v in (("venue", p.venue), ("year", p.year)) if v is not None},
+            }
             docs.append(Document(page_content=text, metadata=meta))
     embedder = raw_embedder(assistant.settings)
     embedder.embed_documents([docs[0].page_content])
     t0 = time.perf_counter()
     Chroma.from_documents(
-        docs, embedder, collection_name="baseline", persist_directory=str(work / "baseline"),
+        docs,
+        embedder,
+        collection_name="baseline",
+        persist_directory=str(work / "baseline"),
         collection_metadata={"hnsw:space": "cosine"},
     )
     seconds = time.perf_counter() - t0
@@ -147,7 +154,9 @@ def phase_ingest(work: Path, model: str) -> dict[str, Any]:
         "papers": report.papers_seen,
         "chunks": report.chunks_written,
         "embedded": report.embedded,
-        "disk_bytes": dir_bytes(ours, exclude=("embedding-cache.sqlite", "embedding-cache.sqlite-wal", "embedding-cache.sqlite-shm")),
+        "disk_bytes": dir_bytes(
+            ours, exclude=("embedding-cache.sqlite", "embedding-cache.sqlite-wal", "embedding-cache.sqlite-shm")
+        ),
         "cache_bytes": sum(f.stat().st_size for f in ours.glob("embedding-cache.sqlite*")),
     }
 
@@ -179,7 +188,11 @@ def phase_query(work: Path, model: str, chroma_url: str | None = None) -> dict[s
     queries = json.loads((work / "queries.json").read_text())
     venue = queries["venue"]
     result: dict[str, Any] = {}
-    filters = [("plain", None), ("filtered", {"venue": venue}), ("filtered_common", {"venue": queries.get("venue_common", venue)})]
+    filters = [
+        ("plain", None),
+        ("filtered", {"venue": venue}),
+        ("filtered_common", {"venue": queries.get("venue_common", venue)}),
+    ]
     for label, where in filters:
         for q in queries["warmup"]:
             assistant.search(f"{label} {q}", k=5, where=where)
@@ -202,13 +215,29 @@ def phase_query(work: Path, model: str, chroma_url: str | None = None) -> dict[s
     return result
 
 
-PHASES = {"raw": phase_raw, "baseline": phase_baseline, "ingest": phase_ingest, "reingest": phase_reingest, "query": phase_query}
+PHASES = {
+    "raw": phase_raw,
+    "baseline": phase_baseline,
+    "ingest": phase_ingest,
+    "reingest": phase_reingest,
+    "query": phase_query,
+}
 
 
 # ---------------------------------------------------------------------------------------------- driver
 def run_child(phase: str, work: Path, model: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one phase in a child process; its JSON result plus its peak RSS and wall time."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", phase, "--work", str(work), "--model", model, *extra]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--phase",
+        phase,
+        "--work",
+        str(work),
+        "--model",
+        model,
+        *extra,
+    ]
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -227,7 +256,9 @@ def start_chroma_server(path: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
         [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     import urllib.request
@@ -254,23 +285,34 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def bench_size(records: list[dict[str, Any]], n: int, root: Path, model: str, baseline: bool, server: bool) -> dict[str, Any]:
+def bench_size(
+    records: list[dict[str, Any]], n: int, root: Path, model: str, baseline: bool, server: bool
+) -> dict[str, Any]:
     work = root / f"n{n}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     subset = records[:n]
     write_jsonl(subset, work / "corpus.jsonl")
-    changed = [dict(r, abstract=r["abstract"] + " Code and data are released.") if i % 100 == 0 else r for i, r in enumerate(subset)]
+    changed = [
+        dict(r, abstract=r["abstract"] + " Code and data are released.") if i % 100 == 0 else r
+        for i, r in enumerate(subset)
+    ]
     write_jsonl(changed, work / "corpus-1pct.jsonl")
     rng = random.Random(1)
     picked = rng.sample(subset, min(QUERIES + WARMUP, len(subset)))
-    venues = sorted({r["venue"] for r in subset if r.get("venue")}, key=lambda v: -sum(r.get("venue") == v for r in subset))
-    (work / "queries.json").write_text(json.dumps({
-        "queries": [r["title"] for r in picked[WARMUP:]],
-        "warmup": [r["title"] for r in picked[:WARMUP]],
-        "venue": venues[len(venues) // 2] if venues else None,  # a mid-sized venue (~2 % of abstracts)
-        "venue_common": venues[0] if venues else None,  # the largest venue (~20 %)
-    }))
+    venues = sorted(
+        {r["venue"] for r in subset if r.get("venue")}, key=lambda v: -sum(r.get("venue") == v for r in subset)
+    )
+    (work / "queries.json").write_text(
+        json.dumps(
+            {
+                "queries": [r["title"] for r in picked[WARMUP:]],
+                "warmup": [r["title"] for r in picked[:WARMUP]],
+                "venue": venues[len(venues) // 2] if venues else None,  # a mid-sized venue (~2 % of abstracts)
+                "venue_common": venues[0] if venues else None,  # the largest venue (~20 %)
+            }
+        )
+    )
     row: dict[str, Any] = {"n": n}
     print(f"[N={n}] raw embedder ...", file=sys.stderr, flush=True)
     row["raw"] = run_child("raw", work, model)
@@ -313,38 +355,74 @@ def render(rows: list[dict[str, Any]], model: str) -> str:
         lines.append(f"| {name} | " + " | ".join(values) + " |")
 
     add("chunks", [str(r["ingest"]["chunks"]) for r in rows])
-    add("raw embedder, abstracts/s (chunks/s)", [f"{r['n'] / r['raw']['seconds']:.1f} ({r['raw']['chunks'] / r['raw']['seconds']:.0f})" for r in rows])
-    add("naive baseline `Chroma.from_documents`, abstracts/s",
-        [f"{r['n'] / r['baseline']['seconds']:.1f}" if "baseline" in r else "not run" for r in rows])
+    add(
+        "raw embedder, abstracts/s (chunks/s)",
+        [f"{r['n'] / r['raw']['seconds']:.1f} ({r['raw']['chunks'] / r['raw']['seconds']:.0f})" for r in rows],
+    )
+    add(
+        "naive baseline `Chroma.from_documents`, abstracts/s",
+        [f"{r['n'] / r['baseline']['seconds']:.1f}" if "baseline" in r else "not run" for r in rows],
+    )
     add("ours `Assistant.ingest`, abstracts/s", [f"{r['n'] / r['ingest']['seconds']:.1f}" for r in rows])
     add("ours / raw embedder (target ≥ 0.90)", [f"{r['raw']['seconds'] / r['ingest']['seconds']:.2f}" for r in rows])
-    add("ours / baseline (target ≥ 2)",
-        [f"{r['baseline']['seconds'] / r['ingest']['seconds']:.2f}" if "baseline" in r else "–" for r in rows])
+    add(
+        "ours / baseline (target ≥ 2)",
+        [f"{r['baseline']['seconds'] / r['ingest']['seconds']:.2f}" if "baseline" in r else "–" for r in rows],
+    )
     add("full ingest, s", [f"{r['ingest']['seconds']:.1f}" for r in rows])
-    add("re-ingest unchanged, s (% of full; target < 5 %)",
-        [f"{r['reingest']['unchanged_s']:.1f} ({100 * r['reingest']['unchanged_s'] / r['ingest']['seconds']:.1f} %)" for r in rows])
-    add("re-ingest, 1 % changed, s (% of full)",
-        [f"{r['reingest']['changed_s']:.1f} ({100 * r['reingest']['changed_s'] / r['ingest']['seconds']:.1f} %)" for r in rows])
+    add(
+        "re-ingest unchanged, s (% of full; target < 5 %)",
+        [
+            f"{r['reingest']['unchanged_s']:.1f} ({100 * r['reingest']['unchanged_s'] / r['ingest']['seconds']:.1f} %)"
+            for r in rows
+        ],
+    )
+    add(
+        "re-ingest, 1 % changed, s (% of full)",
+        [
+            f"{r['reingest']['changed_s']:.1f} ({100 * r['reingest']['changed_s'] / r['ingest']['seconds']:.1f} %)"
+            for r in rows
+        ],
+    )
     for key, label in (("query", "embedded"), ("query_server", "`chroma run`")):
         if all(key in r for r in rows):
-            add(f"search p50 / p95, ms, {label} (target p50 ≤ 25 at 87k)",
-                [f"{r[key]['plain']['p50_ms']:.1f} / {r[key]['plain']['p95_ms']:.1f}" for r in rows])
-            add(f"search with a mid-sized venue filter p50 / p95, ms, {label}",
-                [f"{r[key]['filtered']['p50_ms']:.1f} / {r[key]['filtered']['p95_ms']:.1f}" for r in rows])
+            add(
+                f"search p50 / p95, ms, {label} (target p50 ≤ 25 at 87k)",
+                [f"{r[key]['plain']['p50_ms']:.1f} / {r[key]['plain']['p95_ms']:.1f}" for r in rows],
+            )
+            add(
+                f"search with a mid-sized venue filter p50 / p95, ms, {label}",
+                [f"{r[key]['filtered']['p50_ms']:.1f} / {r[key]['filtered']['p95_ms']:.1f}" for r in rows],
+            )
             if all("filtered_common" in r[key] for r in rows):
-                add(f"search with the largest venue filter p50 / p95, ms, {label}",
-                    [f"{r[key]['filtered_common']['p50_ms']:.1f} / {r[key]['filtered_common']['p95_ms']:.1f}" for r in rows])
+                add(
+                    f"search with the largest venue filter p50 / p95, ms, {label}",
+                    [
+                        f"{r[key]['filtered_common']['p50_ms']:.1f} / {r[key]['filtered_common']['p95_ms']:.1f}"
+                        for r in rows
+                    ],
+                )
     add("peak RSS, ingest process, MB (target ≤ 2048 at 87k)", [_f(r["ingest"]["peak_rss_mb"], ".0f") for r in rows])
     add("peak RSS, query process, MB", [_f(r["query"]["peak_rss_mb"], ".0f") for r in rows])
     if all("query_server" in r for r in rows):
         add("peak RSS, `chroma run` server, MB", [_f(r["query_server"].get("server_peak_rss_mb"), ".0f") for r in rows])
-    add("peak RSS, raw embedder / baseline, MB",
-        [f"{_f(r['raw']['peak_rss_mb'], '.0f')} / {_f(r['baseline']['peak_rss_mb'], '.0f') if 'baseline' in r else '–'}" for r in rows])
+    add(
+        "peak RSS, raw embedder / baseline, MB",
+        [
+            f"{_f(r['raw']['peak_rss_mb'], '.0f')} / {_f(r['baseline']['peak_rss_mb'], '.0f') if 'baseline' in r else '–'}"
+            for r in rows
+        ],
+    )
     add("index on disk (Chroma + BM25), MB", [f"{r['ingest']['disk_bytes'] / 1e6:.0f}" for r in rows])
     add("embedding cache on disk, MB", [f"{r['ingest']['cache_bytes'] / 1e6:.0f}" for r in rows])
-    add("baseline index on disk, MB", [f"{r['baseline']['disk_bytes'] / 1e6:.0f}" if "baseline" in r else "–" for r in rows])
-    add("load average during our ingest (start → end)",
-        [f"{r['ingest']['load_start']:.1f} → {r['ingest']['load_end']:.1f}" for r in rows])
+    add(
+        "baseline index on disk, MB",
+        [f"{r['baseline']['disk_bytes'] / 1e6:.0f}" if "baseline" in r else "–" for r in rows],
+    )
+    add(
+        "load average during our ingest (start → end)",
+        [f"{r['ingest']['load_start']:.1f} → {r['ingest']['load_end']:.1f}" for r in rows],
+    )
     return "\n".join(lines)
 
 
@@ -352,7 +430,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000,87504")
     ap.add_argument("--model", default="all-MiniLM-L6-v2-int8", help="A local embedding model (RAG_EMBEDDING__MODEL).")
-    ap.add_argument("--baseline-max", type=int, default=10**9, help="Skip the baseline above this N (it costs a full embedding).")
+    ap.add_argument(
+        "--baseline-max", type=int, default=10**9, help="Skip the baseline above this N (it costs a full embedding)."
+    )
     ap.add_argument("--no-server", action="store_true", help="Skip the `chroma run` latency runs.")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/rag-bench-scale"))
@@ -375,7 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     t0 = time.time()
     for n in sizes:
-        rows.append(bench_size(records, n, args.work / args.model, args.model, n <= args.baseline_max, not args.no_server))
+        rows.append(
+            bench_size(records, n, args.work / args.model, args.model, n <= args.baseline_max, not args.no_server)
+        )
         table = render(rows, args.model)
         print(table, file=sys.stderr, flush=True)
         if args.out:  # after every size, so a long run that is stopped keeps what it measured

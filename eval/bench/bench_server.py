@@ -51,7 +51,9 @@ def _serve(assistant: Assistant) -> tuple[uvicorn.Server, str]:
     return server, f"http://127.0.0.1:{port}"
 
 
-def _run(request: Callable[[httpx.Client, int], None], clients: int, *, seconds: float = 0, total: int = 0) -> dict[str, Any]:
+def _run(
+    request: Callable[[httpx.Client, int], None], clients: int, *, seconds: float = 0, total: int = 0
+) -> dict[str, Any]:
     """``clients`` threads each with its own connection; for ``seconds``, or until ``total`` requests are done."""
     latencies: list[float] = []
     errors = 0
@@ -94,7 +96,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clients", default="1,4,8", help="Comma-separated concurrency levels.")
     ap.add_argument("--seconds", type=float, default=10.0, help="Duration of each search / extractive run.")
-    ap.add_argument("--llm-requests", type=int, default=4, help="Questions answered by the embedded LLM per level (0: skip).")
+    ap.add_argument(
+        "--llm-requests", type=int, default=4, help="Questions answered by the embedded LLM per level (0: skip)."
+    )
     ap.add_argument("--llm-clients", default="1,2", help="Concurrency levels of the LLM run.")
     args = ap.parse_args()
 
@@ -109,8 +113,11 @@ def main() -> None:
 
         def ask(mode: str) -> Callable[[httpx.Client, int], None]:
             def call(client: httpx.Client, i: int) -> None:
-                body = {"model": "rag-abstracts", "mode": mode,
-                        "messages": [{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}]}
+                body = {
+                    "model": "rag-abstracts",
+                    "mode": mode,
+                    "messages": [{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}],
+                }
                 r = client.post(f"{base}/v1/chat/completions", json=body)
                 r.raise_for_status()
                 assert "rag" in r.json()
@@ -131,7 +138,9 @@ def main() -> None:
                 ask("llm")(c, 0)
             print(f"(LLM started and warmed in {time.perf_counter() - t0:.1f} s)")
             for n in (int(x) for x in args.llm_clients.split(",")):
-                rows.append(("POST /v1/chat/completions (embedded LLM)", n, _run(ask("llm"), n, total=args.llm_requests)))
+                rows.append(
+                    ("POST /v1/chat/completions (embedded LLM)", n, _run(ask("llm"), n, total=args.llm_requests))
+                )
         server.should_exit = True
 
     print("\n| endpoint | clients | requests | errors | requests/s | p50 s | p95 s |")

@@ -56,13 +56,25 @@ SUPPORTED = [
     ("How many annotations does WildBox have?", "WildBox has 237,505 3D box annotations of African savanna animals."),
     ("How does zero-shot 3D detection do on WildBox?", "Zero-shot 3D detection collapses to 0.00 AP on WildBox."),
     ("What does WiREBench contain?", "WiREBench contains 22 protocols and 62 subtasks."),
-    ("What did WiREBench find in real apps?", "Running WiREBench on real applications confirmed 65 protocol vulnerabilities."),
+    (
+        "What did WiREBench find in real apps?",
+        "Running WiREBench on real applications confirmed 65 protocol vulnerabilities.",
+    ),
     ("What is CoCHI?", "CoCHI is a framework that improves LLM calibration by intervening on internal components."),
     ("How many trajectories are in Who&When Pro?", "Who&When Pro has 12,326 failed trajectories with golden labels."),
-    ("What happens to MoE routers under standard parameterisation?", "Under the Standard Parameterisation, router updates freeze after one step."),
-    ("What is MaskGen for?", "MaskGen is a simple approach for domain generalization in 3D biomedical image segmentation."),
+    (
+        "What happens to MoE routers under standard parameterisation?",
+        "Under the Standard Parameterisation, router updates freeze after one step.",
+    ),
+    (
+        "What is MaskGen for?",
+        "MaskGen is a simple approach for domain generalization in 3D biomedical image segmentation.",
+    ),
     ("What does SSL do?", "Selective Social Learning reduces the cost of skill transmission."),
-    ("What does VAE-LFA do?", "VAE-LFA aligns low-frequency statistics in the VAE latent space to reduce drift in multi-turn editing."),
+    (
+        "What does VAE-LFA do?",
+        "VAE-LFA aligns low-frequency statistics in the VAE latent space to reduce drift in multi-turn editing.",
+    ),
     ("Where do transformers fail at in-context learning?", "Transformers fail sharply under scale and support shifts."),
     ("What does DLR do?", "DLR converts continuous latent states into discrete tokens."),
 ]
@@ -111,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| relevance | off-topic | {len(rel_off)} | {min(rel_off):.3f} | {max(rel_off):.3f} | |")
     print(f"| support | stated by an abstract | {len(sup)} | {min(sup):.3f} | {max(sup):.3f} | {s.min_support} |")
     print(f"| support | not stated | {len(uns)} | {min(uns):.3f} | {max(uns):.3f} | |")
-    print(f"\nrelevance gap midpoint {(min(rel_on) + max(rel_off)) / 2:.3f}; support gap midpoint {(min(sup) + max(uns)) / 2:.3f}")
+    print(
+        f"\nrelevance gap midpoint {(min(rel_on) + max(rel_off)) / 2:.3f}; support gap midpoint {(min(sup) + max(uns)) / 2:.3f}"
+    )
     wrong = sum(x < s.min_support for x in sup) + sum(x >= s.min_support for x in uns)
     print(f"claims misclassified at min_support={s.min_support}: {wrong} of {len(sup) + len(uns)}")
     for (q, c), x in zip(SUPPORTED + UNSUPPORTED, sup + uns):

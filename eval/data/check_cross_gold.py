@@ -59,7 +59,7 @@ def load_ml1k_ids(path: str | None, source: str | None) -> set[str]:
         with open(path, encoding="utf-8") as f:
             return {json.loads(line)["id"] for line in f if line.strip()}
     sys.path.insert(0, str(HERE))
-    import make_ml1k  # noqa: PLC0415 (a sibling script, not a package)
+    import make_ml1k
 
     return {r["id"] for r in make_ml1k.make_subset(make_ml1k.load_records(source or make_ml1k.SOURCE))}
 
@@ -155,7 +155,9 @@ def check_cross(path: Path, abstracts: list[str], seen_ids: dict, stats: Counter
         note_id(where, row, seen_ids)
         kind = row.get("type")
         if kind == "list":
-            expected, _ = check_list(where, row, lambda w, q: resolve(w, q, abstracts), "expected_quotes", "borderline_quotes")
+            expected, _ = check_list(
+                where, row, lambda w, q: resolve(w, q, abstracts), "expected_quotes", "borderline_quotes"
+            )
             stats["list"] += 1
             stats["list (empty answer)"] += not expected
             stats["list (count)"] += "count" in row

@@ -27,8 +27,14 @@ from collections import Counter
 from pathlib import Path
 
 # the bundled abstracts, found from here upwards (so the script works wherever eval/data/ is moved in the tree)
-DEFAULT_CORPUS = next((d / "rag" / "data" / "neurips2026_abstracts.txt" for d in Path(__file__).resolve().parents
-                       if (d / "rag" / "data" / "neurips2026_abstracts.txt").is_file()), Path("rag/data/neurips2026_abstracts.txt"))
+DEFAULT_CORPUS = next(
+    (
+        d / "rag" / "data" / "neurips2026_abstracts.txt"
+        for d in Path(__file__).resolve().parents
+        if (d / "rag" / "data" / "neurips2026_abstracts.txt").is_file()
+    ),
+    Path("rag/data/neurips2026_abstracts.txt"),
+)
 TYPES = {"factoid", "explanation", "yesno", "multi", "unanswerable"}
 
 
@@ -119,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         history = case.get("history", [])
         if history:
             followups += 1
-            if any(not (isinstance(t, list) and len(t) == 2 and t[0] in ("user", "assistant") and t[1].strip()) for t in history):
-                problems.append(f"{where}: history turns must be [\"user\"|\"assistant\", text]")
+            if any(
+                not (isinstance(t, list) and len(t) == 2 and t[0] in ("user", "assistant") and t[1].strip())
+                for t in history
+            ):
+                problems.append(f'{where}: history turns must be ["user"|"assistant", text]')
         if kind == "unanswerable":
             if quotes or keywords or case.get("supporting_ids"):
                 problems.append(f"{where}: an unanswerable question has no quotes, ids or keywords")

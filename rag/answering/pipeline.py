@@ -24,16 +24,27 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from rag.corpus.chunking import chunk_paper, count_tokens, split_sentences
 from rag.answering.prompts import load_prompt
+from rag.answering.verify import (
+    Embed,
+    Evidence,
+    SentenceVerdict,
+    is_instruction,
+    key_terms,
+    render,
+    verify_answer,
+    visible_text,
+)
+from rag.corpus.chunking import chunk_paper, count_tokens, split_sentences
 from rag.settings import Settings
 from rag.types import Answer, AnswerSentence, Citation, Paper, Query, Role, SearchHit
-from rag.answering.verify import Embed, Evidence, SentenceVerdict, is_instruction, key_terms, render, verify_answer, visible_text
 
 NO_ANSWER = "The indexed abstracts don't answer this."
 
 _MARKER_LIKE = re.compile(r"[\[\uff3b\u3010\u3014]\s*(\d+(?:\s*[-\u2013,;]\s*\d+)*)\s*[\]\uff3d\u3011\u3015]")
-_TEMPLATE_TOKEN = re.compile(r"<\|([^|<>]{0,40})\|>")  # <|im_start|>, <|im_end|>, <|eot_id|>: llama.cpp parses them as tokens
+_TEMPLATE_TOKEN = re.compile(
+    r"<\|([^|<>]{0,40})\|>"
+)  # <|im_start|>, <|im_end|>, <|eot_id|>: llama.cpp parses them as tokens
 _PROMPT_LABEL = re.compile(r"\b(sources?|question|answer)\s*:", re.I)  # the labels of prompts/answer.md
 _NO_ANSWER_WORDS = re.sub(r"\W+", " ", NO_ANSWER.lower()).strip()
 
@@ -95,7 +106,9 @@ class Prepared:
     timings: dict[str, float] = field(default_factory=dict)
     prompt_tokens: int = 0
     llm_error: Exception | None = None  # the condense call failed (the fallback rewrite was used)
-    names_source: bool = False  # the question names a retrieved paper (it passes the relevance gate whatever its cosine)
+    names_source: bool = (
+        False  # the question names a retrieved paper (it passes the relevance gate whatever its cosine)
+    )
 
 
 def neutralise(text: str) -> str:
@@ -152,7 +165,9 @@ class AnswerPipeline:
         if not history:
             return question
         if use_llm:
-            convo = "\n".join(f"{'User' if r == 'user' else 'Assistant'}: {' '.join(c.split())[:400]}" for r, c in history[-6:])
+            convo = "\n".join(
+                f"{'User' if r == 'user' else 'Assistant'}: {' '.join(c.split())[:400]}" for r, c in history[-6:]
+            )
             prompt = self.condense_template.format(history=convo, question=question)
             try:
                 out = self._chat_model().invoke([HumanMessage(prompt)], max_tokens=60)
@@ -164,7 +179,9 @@ class AnswerPipeline:
                     errors.append(e)  # the caller decides whether the LLM is down (then asking it again only waits)
         return fallback_condense(history, question)
 
-    def select_evidence(self, question: str, hits: Sequence[SearchHit]) -> tuple[list[Evidence], dict[int, list[tuple[int, int]]]]:
+    def select_evidence(
+        self, question: str, hits: Sequence[SearchHit]
+    ) -> tuple[list[Evidence], dict[int, list[tuple[int, int]]]]:
         """Number the papers and pick their most relevant sentences within the token budget."""
         budget = self.settings.answer.context_tokens
         enc = self.settings.chunking.encoding
@@ -172,7 +189,11 @@ class AnswerPipeline:
         candidates: list[tuple[float, int, tuple[int, int]]] = []  # (score, hit index, span)
         spans_of: list[list[tuple[int, int]]] = []
         for i, h in enumerate(hits):
-            spans = [sp for sp in split_sentences(h.abstract) or [(0, len(h.abstract))] if is_evidence(h.abstract[sp[0] : sp[1]])]
+            spans = [
+                sp
+                for sp in split_sentences(h.abstract) or [(0, len(h.abstract))]
+                if is_evidence(h.abstract[sp[0] : sp[1]])
+            ]
             spans_of.append(spans)
             if not spans:
                 continue  # nothing in it is evidence: the paper is not offered
@@ -219,7 +240,14 @@ class AnswerPipeline:
         named = any(names_paper(standalone, h.title) for h in hits)
         if not (best is None or best >= self.settings.answer.min_relevance or named):
             return Prepared(
-                question, standalone, hits, [], [], f"best relevance {best:.2f} below threshold", timings, llm_error=llm_error,
+                question,
+                standalone,
+                hits,
+                [],
+                [],
+                f"best relevance {best:.2f} below threshold",
+                timings,
+                llm_error=llm_error,
                 names_source=named,
             )
         evidence, shown = self.select_evidence(standalone, hits)
@@ -256,7 +284,10 @@ class AnswerPipeline:
             unsupported=[v.text for v in claims if not v.supported],
             mode=mode,  # type: ignore[arg-type]
             timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
-            tokens={"prompt": extra.get("prompt_tokens", prep.prompt_tokens), "completion": extra.get("completion_tokens", 0)},
+            tokens={
+                "prompt": extra.get("prompt_tokens", prep.prompt_tokens),
+                "completion": extra.get("completion_tokens", 0),
+            },
             names_source=prep.names_source,
         )
 
@@ -269,7 +300,13 @@ class AnswerPipeline:
         return [by_id[p] for p in offered] + rest
 
     def _refusal(
-        self, prep: Prepared, sources: list[SearchHit], verdicts: list[SentenceVerdict], mode: str, extra: dict[str, Any], t0: float
+        self,
+        prep: Prepared,
+        sources: list[SearchHit],
+        verdicts: list[SentenceVerdict],
+        mode: str,
+        extra: dict[str, Any],
+        t0: float,
     ) -> Answer:
         return Answer(
             question=prep.question,
@@ -282,7 +319,10 @@ class AnswerPipeline:
             unsupported=[v.text for v in verdicts if v.claim and not v.supported],
             mode=mode,  # type: ignore[arg-type]
             timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
-            tokens={"prompt": extra.get("prompt_tokens", prep.prompt_tokens), "completion": extra.get("completion_tokens", 0)},
+            tokens={
+                "prompt": extra.get("prompt_tokens", prep.prompt_tokens),
+                "completion": extra.get("completion_tokens", 0),
+            },
             names_source=prep.names_source,
         )
 
@@ -308,8 +348,12 @@ class AnswerPipeline:
 
     def _chunk_text(self, ev: Evidence, span: tuple[int, int]) -> str:
         c = self.settings.chunking
-        chunks = chunk_paper(Paper(paper_id=ev.paper_id, title=ev.title, abstract=ev.abstract), max_tokens=c.max_tokens,
-                             overlap=c.overlap, encoding=c.encoding)
+        chunks = chunk_paper(
+            Paper(paper_id=ev.paper_id, title=ev.title, abstract=ev.abstract),
+            max_tokens=c.max_tokens,
+            overlap=c.overlap,
+            encoding=c.encoding,
+        )
         for ch in chunks:
             if ch.start <= span[0] and span[1] <= ch.end:
                 return ch.text
@@ -322,7 +366,8 @@ class AnswerPipeline:
         """Relevance of each sentence to the question: cosine similarity + 0.3 x share of the question's key terms."""
         sims = self.embed([abstract[a:b] for a, b in spans]) @ qvec
         return [
-            float(sim) + 0.3 * len(qterms & key_terms(abstract[a:b])) / max(1, len(qterms)) for (a, b), sim in zip(spans, sims)
+            float(sim) + 0.3 * len(qterms & key_terms(abstract[a:b])) / max(1, len(qterms))
+            for (a, b), sim in zip(spans, sims)
         ]
 
     def extractive(self, prep: Prepared, max_sentences: int = 2) -> str:
@@ -413,5 +458,6 @@ class MarkerFilter:
 
 
 def _sentence(v: SentenceVerdict) -> AnswerSentence:
-    return AnswerSentence(text=v.text, citations=tuple(v.cited), support=v.support, supported=v.supported or not v.claim)
-
+    return AnswerSentence(
+        text=v.text, citations=tuple(v.cited), support=v.support, supported=v.supported or not v.claim
+    )

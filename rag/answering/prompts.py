@@ -7,7 +7,7 @@ start-up, not a garbled prompt at question time.
 from __future__ import annotations
 
 import string
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from rag.errors import ConfigError
@@ -24,7 +24,7 @@ def placeholders(template: str) -> set[str]:
     return {field for _, field, _, _ in string.Formatter().parse(template) if field is not None}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> str:
     """The text of ``prompts/<name>.md``, validated against :data:`PROMPT_VARIABLES`."""
     if name not in PROMPT_VARIABLES:

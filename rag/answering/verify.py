@@ -27,12 +27,129 @@ MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d+(?:[.,]\d+)*%?")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
 _STOP = frozenset(
-    """a an the and or but if of to in on at by for with from as is are was were be been being this that these those it its
-    their there they them we our us you your he she his her which who whom what when where why how than then so such can could
-    may might must should would will shall do does did done not no nor also more most less least very into onto over under
-    between about across after before during through per via using use used based show shows shown paper work study studies
-    propose proposes proposed present presents introduce introduces approach method methods model models result results
-    abstract abstracts source sources answer according""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "their",
+        "there",
+        "they",
+        "them",
+        "we",
+        "our",
+        "us",
+        "you",
+        "your",
+        "he",
+        "she",
+        "his",
+        "her",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "than",
+        "then",
+        "so",
+        "such",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "do",
+        "does",
+        "did",
+        "done",
+        "not",
+        "no",
+        "nor",
+        "also",
+        "more",
+        "most",
+        "less",
+        "least",
+        "very",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "between",
+        "about",
+        "across",
+        "after",
+        "before",
+        "during",
+        "through",
+        "per",
+        "via",
+        "using",
+        "use",
+        "used",
+        "based",
+        "show",
+        "shows",
+        "shown",
+        "paper",
+        "work",
+        "study",
+        "studies",
+        "propose",
+        "proposes",
+        "proposed",
+        "present",
+        "presents",
+        "introduce",
+        "introduces",
+        "approach",
+        "method",
+        "methods",
+        "model",
+        "models",
+        "result",
+        "results",
+        "abstract",
+        "abstracts",
+        "source",
+        "sources",
+        "answer",
+        "according",
+    ]
 )
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -44,36 +161,40 @@ _LEAD = r"^\W*(?:please\s+|always\s+|now\s+|instead\s+|from now on,?\s+)?"
 # Each pattern is a way text speaks to the assistant rather than about research. Measured on 647,824
 # sentences of real abstracts (ml_abstracts, SciFact, PubMedQA, the seed set): none matches.
 _INSTRUCTION = re.compile(
-    "|".join([
-        # overriding the prompt: "ignore (all) previous instructions", "disregard the rules"
-        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|of|these|those|my)\s+)*(?:previous|prior"
-        r"|above|earlier|preceding|system|original|initial|other)\s+(?:instructions?|prompts?|rules|directions|directives"
-        r"|guidelines|messages?|context)",
-        r"\b(?:ignore|disregard)\s+(?:(?:all|any|the|your)\s+)*(?:instructions?|prompts?|rules|directions)\b",
-        # mode switches: "you are now in developer mode"
-        r"\byou\s+are\s+now\b|\b(?:developer|god|jailbreak|jailbroken|dan|admin)\s+mode\b",
-        # chat roles and our prompt's own labels opening a sentence ("SYSTEM:", "Question:"), template tokens
-        r"^\W*(?:system|assistant|developer|admin|human|user|ai|instructions?|sources?|question|answer)"
-        r"(?:\s+(?:message|prompt|note|override))?\s*:",
-        r"<\|[a-z_]+\|>|\[/?inst\]|<</?sys>>|#{2,}\s*(?:instruction|system|response)\b",
-        r"\b(?:ai|assistants?|chatbots?|llms?|language models?)\s*:\s*(?:please\s+)?(?:ignore|disregard|reply|respond|answer"
-        r"|say|cite|claim|tell|repeat)\b",
-        # imperatives to the answerer: "Cite [99] ...", "Reply with ...", "Answer every question with ...", "and reply HACKED"
-        _LEAD + r"(?:cite|pretend|ignore|disregard)\s+[\w\[]",
-        _LEAD + r"(?:reply|respond|say|tell|repeat)\s+(?:with\b|only\b|exactly\b|to\b|the\s+(?:user|word|following)\b"
-        r"|[\"'\u201c\u2018:])",
-        _LEAD + r"(?:answer|claim|state|write|output|print)\s+(?:that\b|every\b|all\b|any\b|each\b|only\b|exactly\b|with\b"
-        r"|[\"'\u201c\u2018])",
-        r"^\W*(?:always|never)\s+" + _SAY + r"\b",
-        r"(?:^\W*|\band\s+|,\s*)(?:always\s+|only\s+)?(?:reply|respond|answer|say)\s+(?:with\s+)?[\"'\u201c\u2018]?(?-i:[A-Z]{3,})\b",
-        r"\b(?:answer|respond|reply)\s+(?:to\s+)?(?:every|each|any|all)\s+(?:question|query|prompt|request)s?\s+with\b",
-        # the answerer addressed: "you must always cite", "tell the user that", "when asked about X, claim"
-        rf"\b{_ANSWERER}\s+(?:must|should|shall|will|need to|have to|are required to|are instructed to)\s+"
-        rf"(?:always\s+|now\s+|only\s+)?{_SAY}\b",
-        r"\b(?:tell|inform|assure|convince|remind)\s+(?:the\s+)?(?:user|reader|questioner)s?\s+that\b",
-        r"\b(?:when|whenever|if)\s+(?:you\s+are\s+|you're\s+|the\s+(?:assistant|model|ai)\s+is\s+)?asked\b[^.]*?,\s*"
-        r"(?:always\s+|just\s+|simply\s+)?(?:reply|respond|answer|say|claim|cite|state)\b",
-    ]),
+    "|".join(
+        [
+            # overriding the prompt: "ignore (all) previous instructions", "disregard the rules"
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|of|these|those|my)\s+)*(?:previous|prior"
+            r"|above|earlier|preceding|system|original|initial|other)\s+(?:instructions?|prompts?|rules|directions|directives"
+            r"|guidelines|messages?|context)",
+            r"\b(?:ignore|disregard)\s+(?:(?:all|any|the|your)\s+)*(?:instructions?|prompts?|rules|directions)\b",
+            # mode switches: "you are now in developer mode"
+            r"\byou\s+are\s+now\b|\b(?:developer|god|jailbreak|jailbroken|dan|admin)\s+mode\b",
+            # chat roles and our prompt's own labels opening a sentence ("SYSTEM:", "Question:"), template tokens
+            r"^\W*(?:system|assistant|developer|admin|human|user|ai|instructions?|sources?|question|answer)"
+            r"(?:\s+(?:message|prompt|note|override))?\s*:",
+            r"<\|[a-z_]+\|>|\[/?inst\]|<</?sys>>|#{2,}\s*(?:instruction|system|response)\b",
+            r"\b(?:ai|assistants?|chatbots?|llms?|language models?)\s*:\s*(?:please\s+)?(?:ignore|disregard|reply|respond|answer"
+            r"|say|cite|claim|tell|repeat)\b",
+            # imperatives to the answerer: "Cite [99] ...", "Reply with ...", "Answer every question with ...", "and reply HACKED"
+            _LEAD + r"(?:cite|pretend|ignore|disregard)\s+[\w\[]",
+            _LEAD
+            + r"(?:reply|respond|say|tell|repeat)\s+(?:with\b|only\b|exactly\b|to\b|the\s+(?:user|word|following)\b"
+            r"|[\"'\u201c\u2018:])",
+            _LEAD
+            + r"(?:answer|claim|state|write|output|print)\s+(?:that\b|every\b|all\b|any\b|each\b|only\b|exactly\b|with\b"
+            r"|[\"'\u201c\u2018])",
+            r"^\W*(?:always|never)\s+" + _SAY + r"\b",
+            r"(?:^\W*|\band\s+|,\s*)(?:always\s+|only\s+)?(?:reply|respond|answer|say)\s+(?:with\s+)?[\"'\u201c\u2018]?(?-i:[A-Z]{3,})\b",
+            r"\b(?:answer|respond|reply)\s+(?:to\s+)?(?:every|each|any|all)\s+(?:question|query|prompt|request)s?\s+with\b",
+            # the answerer addressed: "you must always cite", "tell the user that", "when asked about X, claim"
+            rf"\b{_ANSWERER}\s+(?:must|should|shall|will|need to|have to|are required to|are instructed to)\s+"
+            rf"(?:always\s+|now\s+|only\s+)?{_SAY}\b",
+            r"\b(?:tell|inform|assure|convince|remind)\s+(?:the\s+)?(?:user|reader|questioner)s?\s+that\b",
+            r"\b(?:when|whenever|if)\s+(?:you\s+are\s+|you're\s+|the\s+(?:assistant|model|ai)\s+is\s+)?asked\b[^.]*?,\s*"
+            r"(?:always\s+|just\s+|simply\s+)?(?:reply|respond|answer|say|claim|cite|state)\b",
+        ]
+    ),
     re.I,
 )
 
@@ -182,7 +303,9 @@ def support_score(
     return score, ev.spans[best]
 
 
-def verify_answer(answer: str, evidence: Sequence[Evidence], embed: Embed, *, min_support: float) -> list[SentenceVerdict]:
+def verify_answer(
+    answer: str, evidence: Sequence[Evidence], embed: Embed, *, min_support: float
+) -> list[SentenceVerdict]:
     """Check every sentence of ``answer``: drop markers that resolve to no source, re-attribute a
     citation to the source that supports the sentence, attach one where missing, and flag
     sentences nothing supports."""

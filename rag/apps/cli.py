@@ -60,7 +60,9 @@ def _progress_bar(desc: str, unit: str = "chunk") -> tuple[Callable[[int, int], 
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--data-dir", type=click.Path(path_type=Path), help="Index location (default: RAG_DATA_DIR or a per-user data dir).")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), help="Index location (default: RAG_DATA_DIR or a per-user data dir)."
+)
 @click.pass_context
 def cli(ctx: click.Context, data_dir: Path | None) -> None:
     """Grounded question answering over research-paper abstracts."""
@@ -116,12 +118,18 @@ def import_cmd(ctx: click.Context, path: Path, replace: bool) -> None:
 @cli.command()
 @click.argument("query")
 @click.option("-k", type=click.IntRange(1, 100), default=None, help="Number of papers (default from settings).")
-@click.option("--where", multiple=True, metavar="KEY=VALUE", help="Metadata filter, repeatable (venue=NeurIPS, year=2018).")
-@click.option("--mode", type=click.Choice(["hybrid", "dense", "bm25"]), default=None, help="Retriever (default hybrid).")
+@click.option(
+    "--where", multiple=True, metavar="KEY=VALUE", help="Metadata filter, repeatable (venue=NeurIPS, year=2018)."
+)
+@click.option(
+    "--mode", type=click.Choice(["hybrid", "dense", "bm25"]), default=None, help="Retriever (default hybrid)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {paper_id, title, score, text, metadata}.")
 @click.pass_context
 @_friendly
-def search(ctx: click.Context, query: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool) -> None:
+def search(
+    ctx: click.Context, query: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool
+) -> None:
     """Find the papers most relevant to QUERY."""
     hits = _assistant(ctx).search(query, k=k, where=parse_where(list(where)), mode=mode)
     if as_json:
@@ -140,16 +148,22 @@ def search(ctx: click.Context, query: str, k: int | None, where: tuple[str, ...]
 @click.argument("question")
 @click.option("-k", type=click.IntRange(1, 20), default=None, help="Papers retrieved (default from settings).")
 @click.option("--where", multiple=True, metavar="KEY=VALUE", help="Metadata filter, repeatable.")
-@click.option("--mode", type=click.Choice(["llm", "extractive"]), default=None, help="'extractive': cited sentences, no LLM.")
+@click.option(
+    "--mode", type=click.Choice(["llm", "extractive"]), default=None, help="'extractive': cited sentences, no LLM."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print {answer, refused, citations, sources, ...} as JSON.")
 @click.pass_context
 @_friendly
-def ask(ctx: click.Context, question: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool) -> None:
+def ask(
+    ctx: click.Context, question: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool
+) -> None:
     """Answer QUESTION from the indexed abstracts, with verified citations."""
     assistant = _assistant(ctx)
     filters = parse_where(list(where))
     if as_json:
-        click.echo(json.dumps(assistant.ask(question, k=k, filters=filters, mode=mode).to_json(), ensure_ascii=False, indent=2))
+        click.echo(
+            json.dumps(assistant.ask(question, k=k, filters=filters, mode=mode).to_json(), ensure_ascii=False, indent=2)
+        )
         return
     tty = sys.stdout.isatty()
     answer = None
@@ -162,7 +176,9 @@ def ask(ctx: click.Context, question: str, k: int | None, where: tuple[str, ...]
             case AnswerEvent(answer=final):
                 answer = final
             case ErrorEvent(error=error):
-                if shown:  # the draft stays on screen: end its line so the error (which says it was discarded) stands apart
+                if (
+                    shown
+                ):  # the draft stays on screen: end its line so the error (which says it was discarded) stands apart
                     click.echo("")
                 raise error
     if tty:
@@ -182,7 +198,7 @@ def _print_answer(answer: Any) -> None:
     for c in answer.citations:
         quote = " ".join(c.quote.split())
         click.echo(f"[{c.n}] {c.title}  [{c.paper_id}]")
-        click.echo(f"    \"{quote[:300]}{'…' if len(quote) > 300 else ''}\"")
+        click.echo(f'    "{quote[:300]}{"…" if len(quote) > 300 else ""}"')
     for s in answer.unsupported:
         click.echo(f"(dropped, not supported by the abstracts: {s})")
 
@@ -226,24 +242,58 @@ def config(ctx: click.Context, as_json: bool) -> None:
 
 @cli.command("eval")
 @click.argument("gold")
-@click.option("--config", "configs", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="TOML with rag.toml sections (e.g. [retrieval] mode = \"dense\"); repeat to compare configs.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("eval-out"), show_default=True,
-              help="Where report.json, report.md and the plots go.")
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='TOML with rag.toml sections (e.g. [retrieval] mode = "dense"); repeat to compare configs.',
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("eval-out"),
+    show_default=True,
+    help="Where report.json, report.md and the plots go.",
+)
 @click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True, help="Ask every question N times.")
-@click.option("--corpus", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="Abstracts the gold set is about (default: the bundled NeurIPS 2026 abstracts).")
-@click.option("--limit", type=click.IntRange(0), default=0, help="scifact/pubmedqa: only the first N questions (0: all; pubmedqa: 20).")
-@click.option("--judge-url", envvar="RAG_EVAL_JUDGE_BASE_URL", default=None,
-              help="OpenAI-compatible endpoint of an LLM judge (faithfulness, answer relevancy); none: no judge metrics.")
+@click.option(
+    "--corpus",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Abstracts the gold set is about (default: the bundled NeurIPS 2026 abstracts).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(0),
+    default=0,
+    help="scifact/pubmedqa: only the first N questions (0: all; pubmedqa: 20).",
+)
+@click.option(
+    "--judge-url",
+    envvar="RAG_EVAL_JUDGE_BASE_URL",
+    default=None,
+    help="OpenAI-compatible endpoint of an LLM judge (faithfulness, answer relevancy); none: no judge metrics.",
+)
 @click.option("--judge-model", envvar="RAG_EVAL_JUDGE_MODEL", default=None, help="Model name of the judge endpoint.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @_friendly
-def eval_(ctx: click.Context, gold: str, configs: tuple[Path, ...], out: Path, repeat: int, corpus: tuple[Path, ...],
-          limit: int, judge_url: str | None, judge_model: str | None, as_json: bool) -> None:
+def eval_(
+    ctx: click.Context,
+    gold: str,
+    configs: tuple[Path, ...],
+    out: Path,
+    repeat: int,
+    corpus: tuple[Path, ...],
+    limit: int,
+    judge_url: str | None,
+    judge_model: str | None,
+    as_json: bool,
+) -> None:
     """Score answers on GOLD (a gold JSONL file), or run the `scifact` / `pubmedqa` benchmark."""
-    from rag.evaluation import external as benchmarks, harness
+    from rag.evaluation import external as benchmarks
+    from rag.evaluation import harness
 
     base = ctx.obj.get("overrides", {})
     if gold in ("scifact", "pubmedqa"):
@@ -251,19 +301,31 @@ def eval_(ctx: click.Context, gold: str, configs: tuple[Path, ...], out: Path, r
         update, close = _progress_bar(gold, "question")
         try:
             if gold == "scifact":
-                res = benchmarks.run_scifact(_assistant_for(benchmarks.scifact_settings(settings)), limit=limit, progress=update)
+                res = benchmarks.run_scifact(
+                    _assistant_for(benchmarks.scifact_settings(settings)), limit=limit, progress=update
+                )
                 md = benchmarks.scifact_markdown(res)
             else:
-                res = benchmarks.run_pubmedqa(_assistant_for(benchmarks.pubmedqa_settings(settings)), limit=limit or 20, progress=update)
+                res = benchmarks.run_pubmedqa(
+                    _assistant_for(benchmarks.pubmedqa_settings(settings)), limit=limit or 20, progress=update
+                )
                 md = benchmarks.pubmedqa_markdown(res)
         finally:
             close()
         benchmarks.write_benchmark(res, md, out)
         click.echo(json.dumps(res, indent=2) if as_json else md)
         return
-    doc = harness.evaluate_gold(Path(gold), list(configs) or [None], out, repeat=repeat, corpus=list(corpus), base=base,
-                                judge_url=judge_url, judge_model=judge_model,
-                                progress_factory=lambda label: _progress_bar(label, "question"))
+    doc = harness.evaluate_gold(
+        Path(gold),
+        list(configs) or [None],
+        out,
+        repeat=repeat,
+        corpus=list(corpus),
+        base=base,
+        judge_url=judge_url,
+        judge_model=judge_model,
+        progress_factory=lambda label: _progress_bar(label, "question"),
+    )
     if as_json:
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
@@ -278,7 +340,9 @@ def _assistant_for(settings: Any) -> Any:
 
 
 @cli.command()
-@click.option("--host", default=None, help="Address to bind (default RAG_UI__HOST, 127.0.0.1). Off loopback, a login is required.")
+@click.option(
+    "--host", default=None, help="Address to bind (default RAG_UI__HOST, 127.0.0.1). Off loopback, a login is required."
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default RAG_UI__PORT, 7860).")
 @click.pass_context
 @_friendly
@@ -293,15 +357,21 @@ def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
 
 @cli.command()
 @click.option("--query", default="drone footage of zebras in 3D", show_default=True, help="Sample search.")
-@click.option("--question", default="How many 3D bounding box annotations does WildBox have?", show_default=True,
-              help="Sample question answered by the LLM in the terminal (with --no-ui).")
+@click.option(
+    "--question",
+    default="How many 3D bounding box annotations does WildBox have?",
+    show_default=True,
+    help="Sample question answered by the LLM in the terminal (with --no-ui).",
+)
 @click.option("--no-ui", is_flag=True, help="Answer the sample question in the terminal instead of opening the web UI.")
 @click.option("--no-llm", is_flag=True, help="With --no-ui: skip the LLM answer (search only).")
 @click.option("--host", default=None, help="Address of the UI (default 127.0.0.1).")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port of the UI (default 7860).")
 @click.pass_context
 @_friendly
-def demo(ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: bool, host: str | None, port: int | None) -> None:
+def demo(
+    ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: bool, host: str | None, port: int | None
+) -> None:
     """Index the bundled NeurIPS 2026 abstracts, run a sample search, then open the chat UI."""
     from rag.assistant import Assistant
 
@@ -318,7 +388,11 @@ def demo(ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: boo
 
 
 @cli.command()
-@click.option("--host", default=None, help="Address to bind (default RAG_SERVER__HOST, 127.0.0.1); non-loopback needs RAG_SERVER__API_TOKEN.")
+@click.option(
+    "--host",
+    default=None,
+    help="Address to bind (default RAG_SERVER__HOST, 127.0.0.1); non-loopback needs RAG_SERVER__API_TOKEN.",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default RAG_SERVER__PORT, 8080).")
 @click.pass_context
 @_friendly

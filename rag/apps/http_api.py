@@ -12,7 +12,6 @@ response and on the last stream chunk. Errors are OpenAI-shaped: ``{"error": {"m
 
 from __future__ import annotations
 
-
 import re
 import secrets
 import tempfile
@@ -31,11 +30,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rag.assistant import Assistant
 from rag import SUPPORTED_SUFFIXES
+from rag.assistant import Assistant
 from rag.errors import BackendError, EmptyIndexError, IngestError, QuestionError, RagError
-from rag.settings import check_bind
 from rag.events import AnswerEvent, ErrorEvent, Event, TokenEvent
+from rag.settings import check_bind
 from rag.types import Answer, MetaValue
 
 MODEL_ID = "rag-abstracts"
@@ -45,8 +44,15 @@ MODEL_ID = "rag-abstracts"
 class ApiError(Exception):
     """A request the API refuses, with the HTTP status and an OpenAI-style error body."""
 
-    def __init__(self, status: int, message: str, *, type: str = "invalid_request_error", param: str | None = None,
-                 code: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.type, self.param, self.code = status, message, type, param, code
 
@@ -113,15 +119,19 @@ class ChatRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1, description="The conversation; must contain a user message.")
     stream: bool = Field(default=False, description="Server-sent events: `data: {chunk}` lines, then `data: [DONE]`.")
     k: int | None = Field(default=None, ge=1, le=20, description="Papers retrieved (default RAG_RETRIEVAL__K).")
-    filters: dict[str, MetaValue] | None = Field(default=None, description="Metadata filter, e.g. {\"venue\": \"NeurIPS\"}.")
-    mode: Literal["llm", "extractive"] | None = Field(default=None, description="'extractive': cited sentences, no LLM.")
+    filters: dict[str, MetaValue] | None = Field(
+        default=None, description='Metadata filter, e.g. {"venue": "NeurIPS"}.'
+    )
+    mode: Literal["llm", "extractive"] | None = Field(
+        default=None, description="'extractive': cited sentences, no LLM."
+    )
 
 
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(description="Free-text query.")
     k: int | None = Field(default=None, ge=1, le=100, description="Papers returned (default RAG_RETRIEVAL__K).")
-    filters: dict[str, MetaValue] | None = Field(default=None, description="Metadata filter, e.g. {\"year\": 2018}.")
+    filters: dict[str, MetaValue] | None = Field(default=None, description='Metadata filter, e.g. {"year": 2018}.')
     mode: Literal["hybrid", "dense", "bm25"] | None = Field(default=None, description="Retriever (default hybrid).")
 
 
@@ -242,16 +252,24 @@ class _FilterKeys:
         unknown = sorted(k for k in filters if k not in known)
         if unknown:
             hint = ", ".join(sorted(known)) or "none: the indexed papers carry no metadata"
-            raise ApiError(400, f"Unknown filter key {', '.join(map(repr, unknown))}; known keys: {hint}.",
-                           param="filters", code="unknown_filter_key")
+            raise ApiError(
+                400,
+                f"Unknown filter key {', '.join(map(repr, unknown))}; known keys: {hint}.",
+                param="filters",
+                code="unknown_filter_key",
+            )
         return filters
 
 
 def _split_conversation(messages: list[ChatMessage]) -> tuple[str, list[dict[str, str]]]:
     last = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
     if last is None:
-        raise ApiError(400, "messages contains no user message: the last user message is the question.",
-                       param="messages", code="missing_question")
+        raise ApiError(
+            400,
+            "messages contains no user message: the last user message is the question.",
+            param="messages",
+            code="missing_question",
+        )
     history = [{"role": m.role, "content": m.text()} for m in messages[:last] if m.role in ("user", "assistant")]
     return messages[last].text(), history
 
@@ -287,8 +305,12 @@ def create_app(assistant: Assistant) -> FastAPI:
             return
         given = credentials.credentials if credentials else ""
         if not secrets.compare_digest(given.encode(), token.encode()):
-            raise ApiError(401, "Missing or wrong bearer token: send 'Authorization: Bearer <RAG_SERVER__API_TOKEN>'.",
-                           type="authentication_error", code="invalid_api_key")
+            raise ApiError(
+                401,
+                "Missing or wrong bearer token: send 'Authorization: Bearer <RAG_SERVER__API_TOKEN>'.",
+                type="authentication_error",
+                code="invalid_api_key",
+            )
 
     auth = [Depends(authorize)]
 
@@ -308,7 +330,9 @@ def create_app(assistant: Assistant) -> FastAPI:
             problems.append(f"{loc or 'body'}: {err.get('msg', 'invalid')}")
         first = next(iter(e.errors()), {})
         param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
-        return ApiError(422, "Invalid request: " + "; ".join(problems[:5]), param=param, code="invalid_request").response()
+        return ApiError(
+            422, "Invalid request: " + "; ".join(problems[:5]), param=param, code="invalid_request"
+        ).response()
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
@@ -316,8 +340,13 @@ def create_app(assistant: Assistant) -> FastAPI:
         return ApiError(e.status_code, str(e.detail), type=kind).response(getattr(e, "headers", None))
 
     def _too_large(size: int) -> ApiError:
-        return ApiError(413, f"Upload of {size} bytes exceeds the limit of {settings.max_upload_bytes} bytes "
-                             "(RAG_SERVER__MAX_UPLOAD_BYTES).", param="files", code="upload_too_large")
+        return ApiError(
+            413,
+            f"Upload of {size} bytes exceeds the limit of {settings.max_upload_bytes} bytes "
+            "(RAG_SERVER__MAX_UPLOAD_BYTES).",
+            param="files",
+            code="upload_too_large",
+        )
 
     app.add_middleware(_UploadLimit, limit=settings.max_upload_bytes, too_large=_too_large)
 
@@ -334,24 +363,46 @@ def create_app(assistant: Assistant) -> FastAPI:
     @app.get("/v1/papers", response_model=PapersResponse, dependencies=auth, responses=_ERRORS, tags=["corpus"])
     def papers() -> PapersResponse:
         """Every indexed paper."""
-        return PapersResponse(data=[
-            PaperOut(paper_id=p.paper_id, title=p.title, abstract=p.abstract, authors=list(p.authors), venue=p.venue,
-                     year=p.year, url=p.url, metadata=dict(p.metadata))
-            for p in assistant.papers()
-        ])
+        return PapersResponse(
+            data=[
+                PaperOut(
+                    paper_id=p.paper_id,
+                    title=p.title,
+                    abstract=p.abstract,
+                    authors=list(p.authors),
+                    venue=p.venue,
+                    year=p.year,
+                    url=p.url,
+                    metadata=dict(p.metadata),
+                )
+                for p in assistant.papers()
+            ]
+        )
 
-    @app.post("/v1/search", response_model=SearchResponse, dependencies=auth,
-              responses=_ERRORS | {409: {"model": ErrorResponse, "description": "The index is empty."}}, tags=["corpus"])
+    @app.post(
+        "/v1/search",
+        response_model=SearchResponse,
+        dependencies=auth,
+        responses=_ERRORS | {409: {"model": ErrorResponse, "description": "The index is empty."}},
+        tags=["corpus"],
+    )
     def search(body: SearchRequest) -> SearchResponse:
         """The papers most relevant to ``query``, best first (as ``rag search --json``)."""
         hits = assistant.search(body.query, k=body.k, where=filter_keys.check(body.filters), mode=body.mode)
         return SearchResponse(data=[SearchHitOut(**h.to_json()) for h in hits])
 
-    @app.post("/v1/ingest", response_model=IngestResponse, dependencies=auth,
-              responses=_ERRORS | {413: {"model": ErrorResponse, "description": "Upload larger than RAG_SERVER__MAX_UPLOAD_BYTES."}},
-              tags=["corpus"])
+    @app.post(
+        "/v1/ingest",
+        response_model=IngestResponse,
+        dependencies=auth,
+        responses=_ERRORS
+        | {413: {"model": ErrorResponse, "description": "Upload larger than RAG_SERVER__MAX_UPLOAD_BYTES."}},
+        tags=["corpus"],
+    )
     def ingest(
-        files: Annotated[list[UploadFile], File(description="Corpus files: .txt, .jsonl, .json, .csv (optionally .gz).")],
+        files: Annotated[
+            list[UploadFile], File(description="Corpus files: .txt, .jsonl, .json, .csv (optionally .gz).")
+        ],
         prune: Annotated[bool, Form(description="Remove papers not in these files.")] = False,
     ) -> IngestResponse:
         """Index uploaded corpus files (all validated before anything is written), as ``rag ingest``."""
@@ -363,11 +414,19 @@ def create_app(assistant: Assistant) -> FastAPI:
             for i, f in enumerate(files):
                 name = Path(f.filename or "").name
                 if not name or name in (".", ".."):
-                    raise ApiError(400, f"Uploaded file #{i + 1} has no file name; the extension picks the format.",
-                                   param="files", code="malformed_upload")
+                    raise ApiError(
+                        400,
+                        f"Uploaded file #{i + 1} has no file name; the extension picks the format.",
+                        param="files",
+                        code="malformed_upload",
+                    )
                 if not name.lower().removesuffix(".gz").endswith(SUPPORTED_SUFFIXES):
-                    raise ApiError(400, f"{name}: unsupported format; use {', '.join(SUPPORTED_SUFFIXES)} (optionally .gz).",
-                                   param="files", code="malformed_upload")
+                    raise ApiError(
+                        400,
+                        f"{name}: unsupported format; use {', '.join(SUPPORTED_SUFFIXES)} (optionally .gz).",
+                        param="files",
+                        code="malformed_upload",
+                    )
                 path = Path(tmp) / f"{i}" / name
                 path.parent.mkdir()
                 path.write_bytes(f.file.read(settings.max_upload_bytes + 1))
@@ -376,17 +435,23 @@ def create_app(assistant: Assistant) -> FastAPI:
             try:
                 report = assistant.ingest(paths, prune=prune)
             except IngestError as e:  # name the upload, not our temporary directory
-                raise ApiError(400, re.sub(re.escape(tmp) + r"/\d+/", "", str(e)), param="files",
-                               code="malformed_upload") from e
+                raise ApiError(
+                    400, re.sub(re.escape(tmp) + r"/\d+/", "", str(e)), param="files", code="malformed_upload"
+                ) from e
             finally:
                 filter_keys.invalidate()
         return IngestResponse(files=names, **report.to_json())
 
-    sse = {200: {"content": {"text/event-stream": {}},
-                 "description": "JSON, or with `stream: true` server-sent `chat.completion.chunk` events."}}
+    sse = {
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "JSON, or with `stream: true` server-sent `chat.completion.chunk` events.",
+        }
+    }
 
-    @app.post("/v1/chat/completions", response_model=ChatResponse, dependencies=auth, responses=_ERRORS | sse,
-              tags=["openai"])
+    @app.post(
+        "/v1/chat/completions", response_model=ChatResponse, dependencies=auth, responses=_ERRORS | sse, tags=["openai"]
+    )
     def chat(body: ChatRequest) -> Any:
         """A grounded answer (OpenAI chat completion); ``rag`` holds the verified citations and sources.
 
@@ -403,13 +468,20 @@ def create_app(assistant: Assistant) -> FastAPI:
                     raise event.error
                 if isinstance(event, AnswerEvent):
                     answer = event.answer
-            return ChatResponse(id=cid, created=created, model=MODEL_ID, usage=Usage(**_usage(answer)),
-                                choices=[ChatChoice(message=ChatChoiceMessage(content=answer.text))], rag=answer.to_json())
+            return ChatResponse(
+                id=cid,
+                created=created,
+                model=MODEL_ID,
+                usage=Usage(**_usage(answer)),
+                choices=[ChatChoice(message=ChatChoiceMessage(content=answer.text))],
+                rag=answer.to_json(),
+            )
         first = next(events)  # the question is checked and retrieval done here, so bad input is still a 4xx
         if isinstance(first, ErrorEvent):
             raise first.error
-        return StreamingResponse(_chunks(cid, created, events), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})
+        return StreamingResponse(
+            _chunks(cid, created, events), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
 
     return app
 
@@ -431,8 +503,16 @@ class _UploadLimit:
 
 def _chunks(cid: str, created: int, events: Iterator[Event]) -> Iterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        return _sse({"id": cid, "object": "chat.completion.chunk", "created": created, "model": MODEL_ID,
-                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra})
+        return _sse(
+            {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": MODEL_ID,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
+        )
 
     yield chunk({"role": "assistant", "content": ""})
     for event in events:

@@ -82,7 +82,9 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def chunk_paper(paper: Paper, *, max_tokens: int = 220, overlap: int = 40, encoding: str = "cl100k_base") -> list[Chunk]:
+def chunk_paper(
+    paper: Paper, *, max_tokens: int = 220, overlap: int = 40, encoding: str = "cl100k_base"
+) -> list[Chunk]:
     """Split an abstract into chunks of at most ``max_tokens`` tokens (whole sentences when possible),
     consecutive chunks sharing up to ``overlap`` tokens of trailing sentences."""
     if overlap >= max_tokens:
@@ -93,7 +95,9 @@ def chunk_paper(paper: Paper, *, max_tokens: int = 220, overlap: int = 40, encod
     if total <= max_tokens:
         return [_chunk(paper, 0, 0, len(text.rstrip()), total)]
     pieces = [(s, e, len(enc.encode(text[s:e], disallowed_special=()))) for s, e in split_sentences(text)]
-    pieces = [p for s, e, n in pieces for p in (_cut_long(text, s, e, max_tokens, enc) if n > max_tokens else [(s, e, n)])]
+    pieces = [
+        p for s, e, n in pieces for p in (_cut_long(text, s, e, max_tokens, enc) if n > max_tokens else [(s, e, n)])
+    ]
     chunks: list[Chunk] = []
     i = 0
     while i < len(pieces):

@@ -159,7 +159,9 @@ def _open_binary(path: Path) -> io.BufferedIOBase | gzip.GzipFile:
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
 
 
-def _decode_error(path: Path, data: bytes, e: UnicodeDecodeError, *, base_line: int = 1, base_offset: int = 0) -> IngestError:
+def _decode_error(
+    path: Path, data: bytes, e: UnicodeDecodeError, *, base_line: int = 1, base_offset: int = 0
+) -> IngestError:
     line = base_line + data.count(b"\n", 0, e.start)
     offset = base_offset + e.start
     where = " of the uncompressed data" if path.name.lower().endswith(".gz") else ""
@@ -249,11 +251,17 @@ def _read_json_array(path: Path, text: str) -> list[Paper]:
         try:
             record, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
-            raise IngestError(f"{path}, line {e.lineno}: invalid JSON ({e.msg} at column {e.colno}, record [{index}])") from e
+            raise IngestError(
+                f"{path}, line {e.lineno}: invalid JSON ({e.msg} at column {e.colno}, record [{index}])"
+            ) from e
         except _JSON_ERRORS as e:
-            raise IngestError(f"{path}, record [{index}] (line {line_at(pos)}): invalid JSON ({_json_problem(e)})") from e
+            raise IngestError(
+                f"{path}, record [{index}] (line {line_at(pos)}): invalid JSON ({_json_problem(e)})"
+            ) from e
         start_line = line_at(pos)
-        papers.append(paper_from_record(record, f"{path}, record [{index}] (line {start_line})", f"{path.name}:{start_line}"))
+        papers.append(
+            paper_from_record(record, f"{path}, record [{index}] (line {start_line})", f"{path.name}:{start_line}")
+        )
         index += 1
         pos = _skip_ws(text, end)
         if text[pos : pos + 1] == ",":
@@ -262,7 +270,9 @@ def _read_json_array(path: Path, text: str) -> list[Paper]:
             pos += 1
             break
         else:
-            raise IngestError(f"{path}, line {line_at(pos)}: invalid JSON (expected ',' or ']' after record [{index - 1}])")
+            raise IngestError(
+                f"{path}, line {line_at(pos)}: invalid JSON (expected ',' or ']' after record [{index - 1}])"
+            )
     if _skip_ws(text, pos) < len(text):
         raise IngestError(f"{path}, line {line_at(_skip_ws(text, pos))}: invalid JSON (extra data after the array)")
     return papers
@@ -298,7 +308,9 @@ def _read_csv(path: Path, text: str) -> list[Paper]:
             return []
         columns = [h.strip() for h in header]
         if "abstract" not in {c.lower() for c in columns}:
-            raise IngestError(f"{path}, line 1: no 'abstract' column in the header ({', '.join(repr(c) for c in columns)})")
+            raise IngestError(
+                f"{path}, line 1: no 'abstract' column in the header ({', '.join(repr(c) for c in columns)})"
+            )
         prev_end = reader.line_num
         for row in reader:
             start, prev_end = prev_end + 1, reader.line_num

@@ -112,8 +112,13 @@ def _has_text(text: str) -> bool:
 def _check_storable(paper: Paper, where: str) -> None:
     """Reject what the index could not store: unpaired surrogates (``\\ud800`` escapes in JSON) in any
     text, metadata keys that Chroma rejects (empty, starting with '$' or '#', ``chroma:document``)."""
-    fields: list[tuple[str, Any]] = [("abstract", paper.abstract), ("id", paper.paper_id), ("title", paper.title),
-                                     ("venue", paper.venue), ("url", paper.url)]
+    fields: list[tuple[str, Any]] = [
+        ("abstract", paper.abstract),
+        ("id", paper.paper_id),
+        ("title", paper.title),
+        ("venue", paper.venue),
+        ("url", paper.url),
+    ]
     fields += [("authors", a) for a in paper.authors]
     for key, value in paper.metadata.items():
         if not key or key[0] in "$#" or key == "chroma:document":

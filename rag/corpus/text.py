@@ -90,7 +90,9 @@ def strip_markup(text: str, *, mark_emphasis: bool) -> str:
     text = _DROP_CMD_RE.sub("", text)
     opened, closed = (EMPH_OPEN, EMPH_CLOSE) if mark_emphasis else ("", "")
     for _ in range(4):  # nested \textbf{\emph{x}} unwraps from the inside out
-        new = _FORMAT_RE.sub(lambda m: f"{opened}{m.group(2)}{closed}" if m.group(1) in _EMPH_CMDS else m.group(2), text)
+        new = _FORMAT_RE.sub(
+            lambda m: f"{opened}{m.group(2)}{closed}" if m.group(1) in _EMPH_CMDS else m.group(2), text
+        )
         if new == text:
             break
         text = new

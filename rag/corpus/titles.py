@@ -1,5 +1,4 @@
-"""Short display titles for papers whose source gives none: a named contribution, else the first clause.
-"""
+"""Short display titles for papers whose source gives none: a named contribution, else the first clause."""
 
 from __future__ import annotations
 
@@ -50,7 +49,21 @@ _COINED_RE = re.compile(
     rf"(?i:\b(?:we|what\s+we)\s+(?:coin|call|term|dub|name)\s+)(?:[a-z][\w-]*\s+){{0,3}}{EMPH_OPEN}(?P<name>[A-Z0-9][^{EMPH_CLOSE}]{{0,78}}){EMPH_CLOSE}"
 )
 _ACRONYM_RE = re.compile(r"[A-Za-z0-9][\w&@+.-]{0,19}")
-_ABBREVIATIONS = {"e.g.", "i.e.", "al.", "vs.", "cf.", "fig.", "figs.", "eq.", "eqs.", "sec.", "approx.", "resp.", "no."}
+_ABBREVIATIONS = {
+    "e.g.",
+    "i.e.",
+    "al.",
+    "vs.",
+    "cf.",
+    "fig.",
+    "figs.",
+    "eq.",
+    "eqs.",
+    "sec.",
+    "approx.",
+    "resp.",
+    "no.",
+}
 _LEAD_IN_RE = re.compile(r"^(?:in\s+this\s+(?:paper|work|study|article)|here|in\s+this\s+note),\s+", re.IGNORECASE)
 _TRAILING_STOPWORDS = {
     "a",

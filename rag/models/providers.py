@@ -18,8 +18,8 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
 from rag.errors import BackendError, ConfigError, redact
+from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
 from rag.settings import Settings
 
 _HTTP_LOGGERS = ("openai", "httpx", "httpx2", "httpcore", "httpcore2", "langchain_openai")
@@ -72,7 +72,9 @@ def make_embeddings(settings: Settings) -> Embeddings:
             inner = MiniLMEmbeddings(threads=s.threads, batch_size=s.batch_size)
     else:
         if not s.base_url:
-            raise ConfigError("RAG_EMBEDDING__PROVIDER=openai needs RAG_EMBEDDING_BASE_URL (e.g. http://127.0.0.1:8000/v1).")
+            raise ConfigError(
+                "RAG_EMBEDDING__PROVIDER=openai needs RAG_EMBEDDING_BASE_URL (e.g. http://127.0.0.1:8000/v1)."
+            )
         from langchain_openai import OpenAIEmbeddings
 
         _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
@@ -129,7 +131,9 @@ def _checked_chat_openai() -> type[BaseChatModel]:
             except openai.APITimeoutError as e:  # httpx's read timeout: the longest silence between two chunks
                 if not started:
                     raise
-                raise StreamError(f"stopped sending for {self.request_timeout:g} s in the middle of the answer", chars) from e
+                raise StreamError(
+                    f"stopped sending for {self.request_timeout:g} s in the middle of the answer", chars
+                ) from e
             except openai.APIConnectionError as e:
                 if not started:
                     raise
@@ -171,7 +175,9 @@ class _EndpointEmbeddings(Embeddings):
         self.model_name = getattr(inner, "model", None)
 
     def _fail(self, e: Exception) -> BackendError:
-        return BackendError(redact(f"The embeddings endpoint {self.base_url} failed: {type(e).__name__}: {e}", self._key))
+        return BackendError(
+            redact(f"The embeddings endpoint {self.base_url} failed: {type(e).__name__}: {e}", self._key)
+        )
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         try:
@@ -254,8 +260,10 @@ def describe_llm_error(error: Exception, settings: Settings) -> BackendError:
     elif isinstance(error, openai.RateLimitError):
         wait = _retry_after(error)
         if wait is not None and wait > s.timeout:
-            msg = (f"The {where} is rate-limiting requests (HTTP 429) and asks to wait {wait:g} s, longer than "
-                   f"RAG_LLM__TIMEOUT ({s.timeout:g} s): ask again later.")
+            msg = (
+                f"The {where} is rate-limiting requests (HTTP 429) and asks to wait {wait:g} s, longer than "
+                f"RAG_LLM__TIMEOUT ({s.timeout:g} s): ask again later."
+            )
         else:
             msg = f"The {where} is rate-limiting requests (HTTP 429, {tries}): {_detail(error)}. Ask again later."
     elif isinstance(error, openai.APIStatusError):

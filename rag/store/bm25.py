@@ -75,7 +75,11 @@ class BM25Store:
         return [stems[w] for w in words]
 
     def build(
-        self, ids: list[str], texts: list[str], meta: list[dict[str, Any]], generation: str,
+        self,
+        ids: list[str],
+        texts: list[str],
+        meta: list[dict[str, Any]],
+        generation: str,
         papers: dict[str, tuple[list[str], list[int]]],
     ) -> None:
         """Index ``texts``; ``papers`` is the manifest: paper id -> (hashes, announced chunk counts) on its chunks."""
@@ -139,7 +143,9 @@ class BM25Store:
         for key, value in where.items():
             if key not in self._columns:
                 codes: dict[Any, int] = {}
-                column = np.fromiter((codes.setdefault(m.get(key), len(codes)) for m in self.meta), dtype=np.int32, count=len(self.meta))
+                column = np.fromiter(
+                    (codes.setdefault(m.get(key), len(codes)) for m in self.meta), dtype=np.int32, count=len(self.meta)
+                )
                 self._columns[key] = (codes, column)
             codes, column = self._columns[key]
             keep &= column == codes.get(value, -1)  # equal numbers hash equal: 2018 finds 2018.0, as == does

@@ -53,7 +53,9 @@ class ChromaConnection:
             if url:
                 u = urlparse(url)
                 client = chromadb.HttpClient(
-                    host=u.hostname or "127.0.0.1", port=u.port or (443 if u.scheme == "https" else 8000), ssl=u.scheme == "https"
+                    host=u.hostname or "127.0.0.1",
+                    port=u.port or (443 if u.scheme == "https" else 8000),
+                    ssl=u.scheme == "https",
                 )
                 client.heartbeat()
                 return client
@@ -107,7 +109,9 @@ class ChromaConnection:
         from chromadb.api.shared_system_client import SharedSystemClient
 
         shutil.rmtree(self.local_path, ignore_errors=True)
-        SharedSystemClient._identifier_to_system.pop(str(self.local_path), None)  # else the next client reuses the dead one
+        SharedSystemClient._identifier_to_system.pop(
+            str(self.local_path), None
+        )  # else the next client reuses the dead one
         self._client = None
 
 

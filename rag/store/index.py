@@ -92,7 +92,9 @@ class PaperIndex:
     def setting_diffs(self, meta: dict[str, Any], what: str) -> str:
         """'key: <what> has X, settings ask for Y; ...' for every build setting ``meta`` disagrees on ('' if none)."""
         expected = self._expected_meta()
-        return "; ".join(f"{k}: {what} has {meta.get(k)!r}, settings ask for {v!r}" for k, v in expected.items() if meta.get(k) != v)
+        return "; ".join(
+            f"{k}: {what} has {meta.get(k)!r}, settings ask for {v!r}" for k, v in expected.items() if meta.get(k) != v
+        )
 
     def _check_compatible(self, meta: dict[str, Any]) -> None:
         diffs = self.setting_diffs(meta, "index")
@@ -207,7 +209,9 @@ class PaperIndex:
         try:
             lock.acquire(timeout=timeout)
         except Timeout as e:
-            raise IngestError(f"Another ingest holds {lock.lock_file}; wait for it to finish (waited {timeout:.0f} s).") from e
+            raise IngestError(
+                f"Another ingest holds {lock.lock_file}; wait for it to finish (waited {timeout:.0f} s)."
+            ) from e
         self._writer_thread = threading.get_ident()
         try:
             yield

@@ -141,9 +141,13 @@ def _ingest_locked(
         except Exception as e:  # a remote embeddings endpoint can fail in many ways
             if pending:  # keep what was embedded: the rerun finds those chunks written
                 flush()
-            raise BackendError(f"Embedding failed after {i} of {total} chunks; rerun the ingest to continue. {e}") from e
+            raise BackendError(
+                f"Embedding failed after {i} of {total} chunks; rerun the ingest to continue. {e}"
+            ) from e
         if len(vectors) != len(texts):
-            raise BackendError(f"The embedder returned {len(vectors)} vectors for {len(texts)} texts; rerun the ingest to continue.")
+            raise BackendError(
+                f"The embedder returned {len(vectors)} vectors for {len(texts)} texts; rerun the ingest to continue."
+            )
         for (p, c, n), text, vector in zip(batch, texts, vectors, strict=True):
             meta = chunk_metadata(p, c, n)
             pending.append((c.chunk_id, vector, meta))

@@ -78,7 +78,9 @@ def pack_metadata(meta: dict[str, Any]) -> dict[str, Any]:
     made a 13k-chunk write ~15 % faster (eval/bench_chroma_write.py).
     """
     out = {k: v for k, v in meta.items() if not k.startswith("_") or k == "_paper_id"}
-    out[_PACKED] = json.dumps({k: v for k, v in meta.items() if k.startswith("_") and k != "_paper_id"}, ensure_ascii=False)
+    out[_PACKED] = json.dumps(
+        {k: v for k, v in meta.items() if k.startswith("_") and k != "_paper_id"}, ensure_ascii=False
+    )
     return out
 
 

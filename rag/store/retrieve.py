@@ -13,11 +13,11 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
+from rag.filters import parse_where as parse_where  # re-exported for LangChain users of this module
+from rag.settings import RetrievalSettings
 from rag.store.chroma import RawHit
 from rag.store.index import PaperIndex
 from rag.store.metadata import user_metadata
-from rag.settings import RetrievalSettings
-from rag.filters import parse_where as parse_where  # re-exported for LangChain users of this module
 from rag.types import MetaValue, SearchHit, paper_of_chunk
 
 Mode = Literal["hybrid", "dense", "bm25"]

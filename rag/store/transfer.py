@@ -53,10 +53,16 @@ def export_index(index: PaperIndex, path: Path) -> dict[str, Any]:
         np.save(buf, matrix, allow_pickle=False)
         z.writestr("vectors.npy", buf.getvalue(), compress_type=zipfile.ZIP_STORED)
     tmp.replace(path)
-    return {"chunks": len(ids), "papers": len({json.loads(x)["metadata"]["_paper_id"] for x in lines}), "bytes": path.stat().st_size}
+    return {
+        "chunks": len(ids),
+        "papers": len({json.loads(x)["metadata"]["_paper_id"] for x in lines}),
+        "bytes": path.stat().st_size,
+    }
 
 
-def import_index(index: PaperIndex, path: Path, *, replace: bool = False, lock_timeout: float = 600.0) -> dict[str, Any]:
+def import_index(
+    index: PaperIndex, path: Path, *, replace: bool = False, lock_timeout: float = 600.0
+) -> dict[str, Any]:
     """Load a file made by :func:`export_index` into this collection (which must be empty unless ``replace``)."""
     path = Path(path)
     try:

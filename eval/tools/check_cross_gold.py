@@ -1,6 +1,6 @@
 """Check the cross-paper gold files: every quote resolves to one paper, every id exists.
 
-    python eval/data/check_cross_gold.py [--ml1k PATH] [--source PATH]
+    python eval/tools/check_cross_gold.py [--ml1k PATH] [--source PATH]
 
 Files checked (next to this script):
 
@@ -29,7 +29,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "data"  # the gold files
 ROOT = HERE.parent.parent
 BUNDLED = ROOT / "rag" / "data" / "neurips2026_abstracts.txt"
 MARKUP = set("$\\*_`")
@@ -58,7 +58,7 @@ def load_ml1k_ids(path: str | None, source: str | None) -> set[str]:
     if path:
         with open(path, encoding="utf-8") as f:
             return {json.loads(line)["id"] for line in f if line.strip()}
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import make_ml1k
 
     return {r["id"] for r in make_ml1k.make_subset(make_ml1k.load_records(source or make_ml1k.SOURCE))}

@@ -1,7 +1,7 @@
 """Check a gold question file against a corpus without building an index (standard library only).
 
-    python eval/data/check_gold_quotes.py eval/data/neurips2026_check.jsonl
-    python eval/data/check_gold_quotes.py GOLD.jsonl --corpus rag/data/neurips2026_abstracts.txt \
+    python eval/tools/check_gold_quotes.py eval/data/neurips2026_check.jsonl
+    python eval/tools/check_gold_quotes.py GOLD.jsonl --corpus rag/data/neurips2026_abstracts.txt \
         --against eval/data/neurips2026_gold.jsonl
 
 Checks, per question: every supporting quote has at least ``--min-words`` words and is an exact

@@ -8,7 +8,7 @@ The subset is not committed (ml_abstracts has no licence to ship); this script r
 3. shuffle with ``random.Random(2026)`` and keep the first 1,000;
 4. write them as JSONL with the fields id, title, abstract, venue, year.
 
-Usage: python eval/data/make_ml1k.py [OUT] [--source PATH]   (OUT defaults to /tmp/ml1k.jsonl)
+Usage: python eval/tools/make_ml1k.py [OUT] [--source PATH]   (OUT defaults to /tmp/ml1k.jsonl)
 
 Standard library only, so it runs without the project installed.
 """

@@ -29,9 +29,11 @@ _PAPER_NOUN = (
     r"(?:papers?|works?(?=\s+(?:on|about|that|which|in|from|using|related|dealing|with|to)\b|\s*[?.,]|$)|studies|articles?"
     r"|abstracts?|publications?|submissions?)"
 )
-_MOD = r"(?:(?!(?:the|a|an|this|that|these|those|is|are|was|were|does|do|did|can|could|has|have|will|would)\b)[\w&@+.'’-]+\s+)"
+_NOT_MOD = r"(?:the|a|an|this|that|these|those|is|are|was|were|does|do|did|can|could|has|have|will|would)"
+_MOD = rf"(?:(?!{_NOT_MOD}\b)[\w&@+.'’-]+\s+)"  # a modifier word before "papers": not an article or a verb
 _WRAPPER = re.compile(
-    r"^\W*(?:(?:hi|hello|hey|ok|okay|so|and|also|now|then|quick question)[,!:]?\s+)*"
+    r"^\W*(?:(?:hi|hello|hey|ok|okay|so|and|also|now|then|btw|quick\s+(?:question|q)|i'?m\s+curious|just\s+curious)"
+    r"\s*[,!:\-–]?\s+)*"
     r"(?:(?:please|kindly)\s+|(?:could|can|would|will)\s+you\s+(?:please\s+)?|do\s+you\s+know\s+|"
     r"i\s+(?:was|am|'m)\s+wondering\s+|i\s+wonder\s+|i(?:'d|\s+would)\s+like\s+to\s+know\s+|i\s+want\s+to\s+know\s+|"
     r"(?:let\s+me\s+know|tell\s+me|show\s+me|explain|check|see|find\s+out|confirm|verify)\s+"
@@ -113,13 +115,17 @@ _COMPARE_IF_NAMED = re.compile(
     r"|larger|smaller|bigger|more|fewer)\b",
     re.I,
 )
-_AUX = r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|may|might|must|shall|isn't|aren't|doesn't|don't|didn't|can't|won't|wasn't|weren't|hasn't|haven't)"
+_AUX = (
+    r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|may|might|must|shall"
+    r"|isn't|aren't|doesn't|don't|didn't|can't|won't|wasn't|weren't|hasn't|haven't)"
+)
 # a yes/no question starts with an auxiliary verb (or "whether"/"if" once a wrapper is peeled off),
 # at the start or after a leading clause ("In soft-routing MoEs, does sigmoid gating ...")
 _YESNO = re.compile(rf"^(?:{_AUX}|whether|if)\s+\S|^[^?]{{0,200}}?(?:,|\s[-–:])\s*{_AUX}\s+(?!you\b)\S", re.I)
 # "Is it X or Y?" and "Is it X, or does it Y?" ask which, not whether ("Does it need X or Y?" stays yes/no)
 _ALTERNATIVE = re.compile(
-    r",\s*or\s+(?!not\b)|\sor\s+(?:on|in|by|with|from|for|to|as|at)\s|^(?:is|are|was|were)\b[^?]*\s(?:or|rather than)\s+(?!not\b)\S+(?:\s+\S+){0,2}\s*\??\s*$",
+    r",\s*or\s+(?!not\b)|\sor\s+(?:on|in|by|with|from|for|to|as|at)\s"
+    r"|^(?:is|are|was|were)\b[^?]*\s(?:or|rather than)\s+(?!not\b)\S+(?:\s+\S+){0,2}\s*\??\s*$",
     re.I,
 )
 _WH = re.compile(r"^(?:what|which|who|whom|whose|where|when|why|how|explain|describe|summari[sz]e|define)\b", re.I)

@@ -1,7 +1,9 @@
 """External benchmarks in the same harness: BEIR SciFact (retrieval) and PubMedQA PQA-L (answers).
 
-.venv/bin/python -m rag.evaluation.external scifact  [--limit N] [--out DIR]
-.venv/bin/python -m rag.evaluation.external pubmedqa [--limit N] [--mode extractive] [--out DIR]
+.venv/bin/python -m rag.evaluation.external scifact  [--limit N] [--out DIR] [--data DIR]
+.venv/bin/python -m rag.evaluation.external pubmedqa [--limit N] [--mode extractive] [--out DIR] [--data DIR]
+
+The data (not shipped) is read from --data or $RAG_SHARED_DATA: DIR/scifact/, DIR/pubmedqa/pqal_dev.json.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import Any
 
 from rag import Answer, Assistant, Paper, RagError, Settings
 from rag.evaluation import metrics as M
+from rag.evaluation.shared_data import shared_data
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 Progress = Callable[[int, int], None] | None
 
 
@@ -63,12 +65,15 @@ def scifact_settings(settings: Settings) -> Settings:
 
 def run_scifact(
     assistant: Assistant,
-    data: Path = SHARED / "scifact",
+    data: Path | None = None,
     limit: int = 0,
     modes: Sequence[str] = ("bm25", "dense", "hybrid"),
     progress: Progress = None,
 ) -> dict[str, Any]:
-    """nDCG@10, recall@10/100 and MRR per retriever on the SciFact train queries, with bootstrap CIs."""
+    """nDCG@10, recall@10/100 and MRR per retriever on the SciFact train queries, with bootstrap CIs.
+
+    ``data``: the BEIR scifact folder (default: ``$RAG_SHARED_DATA/scifact``)."""
+    data = shared_data("scifact") if data is None else data
     rep = assistant.ingest([data / "corpus.jsonl.gz"])
     qrels = load_qrels(data / "qrels" / "train.tsv")
     queries = load_queries(data / "queries_train.jsonl", set(qrels))
@@ -177,10 +182,12 @@ def classify_decision(answer: Answer) -> str:
 
 
 def run_pubmedqa(
-    assistant: Assistant, path: Path = SHARED / "pubmedqa" / "pqal_dev.json", limit: int = 20, progress: Progress = None
+    assistant: Assistant, path: Path | None = None, limit: int = 20, progress: Progress = None
 ) -> dict[str, Any]:
-    """Retrieval (own abstract at rank 1 / in top k, MRR) on all questions; answers on the first ``limit``."""
-    items = load_pubmedqa(path)
+    """Retrieval (own abstract at rank 1 / in top k, MRR) on all questions; answers on the first ``limit``.
+
+    ``path``: PQA-L questions (default: ``$RAG_SHARED_DATA/pubmedqa/pqal_dev.json``)."""
+    items = load_pubmedqa(shared_data("pubmedqa/pqal_dev.json") if path is None else path)
     rep = assistant.ingest_papers(pubmedqa_papers(items))
     k = assistant.settings.retrieval.k
     hit1, hitk, rr = [], [], []
@@ -327,13 +334,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--mode", choices=["llm", "extractive"], default=None)
     ap.add_argument("--out", type=Path, default=Path("eval-out"))
+    ap.add_argument("--data", type=Path, help="Folder holding scifact/ and pubmedqa/ (default: $RAG_SHARED_DATA).")
     args = ap.parse_args(argv)
+    try:
+        data = shared_data("scifact" if args.benchmark == "scifact" else "pubmedqa/pqal_dev.json", args.data)
+    except RagError as e:
+        ap.exit(2, f"{e}\n")
     base = get_settings(**({"answer": {"mode": args.mode}} if args.mode else {}))
     if args.benchmark == "scifact":
-        res = run_scifact(Assistant.from_settings(scifact_settings(base)), limit=args.limit)
+        res = run_scifact(Assistant.from_settings(scifact_settings(base)), data, limit=args.limit)
         md = scifact_markdown(res)
     else:
-        res = run_pubmedqa(Assistant.from_settings(pubmedqa_settings(base)), limit=args.limit or 20)
+        res = run_pubmedqa(Assistant.from_settings(pubmedqa_settings(base)), data, limit=args.limit or 20)
         md = pubmedqa_markdown(res)
     write_benchmark(res, md, args.out)
     print(md)

@@ -21,14 +21,14 @@ from rag.corpus import (
 )
 from rag.errors import IngestError
 from rag.types import Paper
+from tests.conftest import shared_data
 
 DATA = Path(__file__).resolve().parent / "data"
-SEED = Path(__file__).resolve().parents[2] / "shared" / "data" / "neurips2026_abstracts.txt"
 
 
 @pytest.fixture(scope="module")
 def seed_path() -> Path:
-    return SEED if SEED.exists() else bundled_corpus()
+    return bundled_corpus()
 
 
 @pytest.fixture(scope="module")
@@ -181,10 +181,7 @@ def test_beir_corpus_is_detected_by_keys() -> None:
 
 
 def test_shared_scifact_corpus_reads(tmp_path: Path) -> None:
-    scifact = SEED.parent / "scifact" / "corpus.jsonl.gz"
-    if not scifact.exists():
-        pytest.skip("shared SciFact corpus not present")
-    papers = read_corpus(scifact)
+    papers = read_corpus(shared_data("scifact/corpus.jsonl.gz"))
     assert len(papers) == 5183 and all(not p.title_derived for p in papers)
 
 
@@ -216,9 +213,11 @@ def test_directory_without_corpus_files_is_an_error(tmp_path: Path) -> None:
 def test_bundled_corpus_is_the_seed_corpus() -> None:
     path = bundled_corpus()
     assert path.is_file() and path.name == "neurips2026_abstracts.txt"
-    if SEED.exists():
-        assert path.read_bytes() == SEED.read_bytes()
     assert len(read_corpus(path)) == 19
+
+
+def test_bundled_corpus_is_a_verbatim_copy_of_the_shared_seed() -> None:
+    assert bundled_corpus().read_bytes() == shared_data("neurips2026_abstracts.txt").read_bytes()
 
 
 # ------------------------------------------------------------------------------------------ bad input

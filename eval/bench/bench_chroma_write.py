@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_scale import DATA, load_records, raw_embedder, write_jsonl
+from _shared import shared_data
+from bench_scale import load_records, raw_embedder, write_jsonl
 
 
 def _write(
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--model", default="wordllama-l2-supercat-256")
-    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--data", type=Path, help="ml_abstracts.jsonl.gz (default: in the shared data folder)")
     args = ap.parse_args(argv)
 
     import numpy as np
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="rag-chroma-write-"))
     try:
-        write_jsonl(load_records(args.data)[: args.n], work / "corpus.jsonl")
+        write_jsonl(load_records(shared_data("ml_abstracts.jsonl.gz", args.data))[: args.n], work / "corpus.jsonl")
         a = Assistant(get_settings(data_dir=work / "x", collection="bench", embedding={"model": args.model}))
         papers = a.read([work / "corpus.jsonl"])
         texts = a.index_texts(papers)

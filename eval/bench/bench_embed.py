@@ -3,7 +3,7 @@
     .venv/bin/python eval/bench/bench_embed.py [--chunks 256] [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
 
 Each configuration runs in its own child process (so its peak RSS is its own), embeds the same chunk
-texts that ingest would embed for the first abstracts of ``../shared/data/ml_abstracts.jsonl.gz``,
+texts that ingest would embed for the first abstracts of ``ml_abstracts.jsonl.gz`` (shared data, see _shared.py),
 with no cache, after a warm-up batch. Prints chunks/s, chunks per CPU-second and peak RSS.
 """
 
@@ -19,16 +19,17 @@ import sys
 import time
 from pathlib import Path
 
+from _shared import shared_data
+
 from rag import Assistant, Paper, Settings
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ml_abstracts.jsonl.gz"
 MODELS = {"minilm": "all-MiniLM-L6-v2-int8", "wordllama": "wordllama-l2-supercat-256"}
 
 
 def _texts(n_chunks: int) -> list[str]:
     assistant = Assistant(Settings(data_dir="/tmp/rag-bench-embed"))
     papers = []
-    with gzip.open(DATA, "rt", encoding="utf-8") as f:
+    with gzip.open(shared_data("ml_abstracts.jsonl.gz"), "rt", encoding="utf-8") as f:
         for i, line in enumerate(f):
             r = json.loads(line)
             papers.append(Paper(paper_id=f"p{i}", title=r["title"], abstract=r["abstract"]))
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         model, threads, batch = args.child.split(":")
         print(json.dumps(child(model, int(threads or 0), int(batch), args.chunks)))
         return 0
+    shared_data("ml_abstracts.jsonl.gz")  # exits with where to get it before any child starts
     print(
         f"| model | threads | batch | chunks/s | chunks per CPU-s | peak RSS MB |  ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})"
     )

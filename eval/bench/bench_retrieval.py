@@ -1,6 +1,8 @@
 """Retrieval-quality benchmark on BEIR SciFact (train split): BM25, dense and hybrid side by side.
 
-    .venv/bin/python eval/bench/bench_retrieval.py [--scifact ../shared/data/scifact] [--json out.json]
+    .venv/bin/python eval/bench/bench_retrieval.py [--scifact DIR] [--json out.json]
+
+DIR defaults to scifact/ in the shared data folder ($RAG_SHARED_DATA, default ../shared/data; see _shared.py).
 
 Indexes the 5,183 SciFact abstracts once (embeddings cached on disk, so reruns take seconds), then
 prints nDCG@10, recall@10 and recall@100 for each retriever from the same index in the same run.
@@ -14,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from _shared import shared_data
+
 from rag import Assistant, get_settings
 from rag.evaluation.external import load_qrels, load_queries
 from rag.evaluation.metrics import ndcg_at, recall_at
@@ -23,23 +27,24 @@ PUBLISHED = "Published SciFact *test* nDCG@10: BM25 0.665 (BEIR) - 0.687 (bm25s)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scifact", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact")
+    ap.add_argument("--scifact", type=Path, help="The BEIR scifact folder (default: in the shared data folder).")
     ap.add_argument("--data-dir", type=Path, default=Path.home() / ".cache" / "rag-abstracts" / "bench-scifact")
     ap.add_argument("--limit", type=int, default=0, help="Evaluate only the first N queries (0: all 809).")
     ap.add_argument("--json", type=Path, help="Also write the results as JSON here.")
     args = ap.parse_args(argv)
+    scifact = shared_data("scifact", args.scifact)
 
     assistant = Assistant.from_settings(get_settings(data_dir=args.data_dir, collection="scifact"))
     t0 = time.perf_counter()
-    report = assistant.ingest([args.scifact / "corpus.jsonl.gz"])
+    report = assistant.ingest([scifact / "corpus.jsonl.gz"])
     ingest_s = time.perf_counter() - t0
     print(
         f"indexed {report.papers_seen} abstracts in {ingest_s:.1f} s ({report.embedded} newly embedded)",
         file=sys.stderr,
     )
 
-    qrels = load_qrels(args.scifact / "qrels" / "train.tsv")
-    queries = load_queries(args.scifact / "queries_train.jsonl", set(qrels))
+    qrels = load_qrels(scifact / "qrels" / "train.tsv")
+    queries = load_queries(scifact / "queries_train.jsonl", set(qrels))
     qids = sorted(queries, key=int)[: args.limit or None]
     rows = []
     for mode in ("bm25", "dense", "hybrid"):

@@ -3,7 +3,8 @@
     .venv/bin/python eval/bench/bench_scale.py [--sizes 1000,10000,87504] [--model all-MiniLM-L6-v2-int8]
         [--baseline-max N] [--no-server] [--out eval/results/DATE/scale-MODEL]
 
-Corpus: ``../shared/data/ml_abstracts.jsonl.gz`` (87,504 conference abstracts with venue and year),
+Corpus: ``ml_abstracts.jsonl.gz`` in the shared data folder (``$RAG_SHARED_DATA``, default ``../shared/data``;
+not shipped, see _shared.py) or ``--data``: 87,504 conference abstracts with venue and year,
 shuffled with a fixed seed; size N is the first N records, so the sizes are nested. 4,545 records
 share ids such as ``cvpr2019-None``; those ids get the record's line number appended, so every one
 of the 87,504 abstracts is indexed.
@@ -40,9 +41,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _shared import shared_data
+
 from rag.evaluation.metrics import percentile
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "ml_abstracts.jsonl.gz"
 QUERIES = 100
 WARMUP = 5
 
@@ -434,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline-max", type=int, default=10**9, help="Skip the baseline above this N (it costs a full embedding)."
     )
     ap.add_argument("--no-server", action="store_true", help="Skip the `chroma run` latency runs.")
-    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--data", type=Path, help="ml_abstracts.jsonl.gz (default: in the shared data folder)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/rag-bench-scale"))
     ap.add_argument("--out", type=Path, help="Write scale.json and scale.md here.")
     ap.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
@@ -450,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
         return 0
 
-    records = load_records(args.data)
+    records = load_records(shared_data("ml_abstracts.jsonl.gz", args.data))
     sizes = [min(int(s), len(records)) for s in args.sizes.split(",")]
     rows = []
     t0 = time.time()

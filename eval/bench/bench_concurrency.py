@@ -33,7 +33,7 @@ from rag import Assistant, get_settings
 from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
 from rag.evaluation.metrics import answer_correct, percentile
 
-GOLD = Path(__file__).parent / "data" / "neurips2026_gold.jsonl"
+GOLD = Path(__file__).resolve().parents[1] / "data" / "neurips2026_gold.jsonl"
 
 
 def interleaved_cases(assistant: Assistant) -> list[EvalCase]:

@@ -276,6 +276,14 @@ def config(ctx: click.Context, as_json: bool) -> None:
     help="OpenAI-compatible endpoint of an LLM judge (faithfulness, answer relevancy); none: no judge metrics.",
 )
 @click.option("--judge-model", envvar="RAG_EVAL_JUDGE_MODEL", default=None, help="Model name of the judge endpoint.")
+@click.option(
+    "--data",
+    "data_root",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="RAG_SHARED_DATA",
+    default=None,
+    help="scifact/pubmedqa: folder holding scifact/ and pubmedqa/ (default $RAG_SHARED_DATA).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @_friendly
@@ -289,6 +297,7 @@ def eval_(
     limit: int,
     judge_url: str | None,
     judge_model: str | None,
+    data_root: Path | None,
     as_json: bool,
 ) -> None:
     """Score answers on GOLD (a gold JSONL file), or run the `scifact` / `pubmedqa` benchmark."""
@@ -302,12 +311,18 @@ def eval_(
         try:
             if gold == "scifact":
                 res = benchmarks.run_scifact(
-                    _assistant_for(benchmarks.scifact_settings(settings)), limit=limit, progress=update
+                    _assistant_for(benchmarks.scifact_settings(settings)),
+                    limit=limit,
+                    progress=update,
+                    data=benchmarks.shared_data("scifact", data_root),
                 )
                 md = benchmarks.scifact_markdown(res)
             else:
                 res = benchmarks.run_pubmedqa(
-                    _assistant_for(benchmarks.pubmedqa_settings(settings)), limit=limit or 20, progress=update
+                    _assistant_for(benchmarks.pubmedqa_settings(settings)),
+                    limit=limit or 20,
+                    progress=update,
+                    path=benchmarks.shared_data("pubmedqa/pqal_dev.json", data_root),
                 )
                 md = benchmarks.pubmedqa_markdown(res)
         finally:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rag.evaluation import metrics as M
-from rag.evaluation.run import EvalReport
+from rag.evaluation.run import EvalReport, EvalRow
 
 HEADLINE = [
     "recall@k",
@@ -30,7 +30,7 @@ HEADLINE = [
     "completion_tokens",
 ]
 # per-question values whose paired differences give the comparison deltas
-PAIRED = {
+PAIRED: dict[str, Callable[[EvalRow], float | None]] = {
     "recall@k": lambda r: r.recall_at_k if r.answerable else None,
     "mrr": lambda r: r.mrr if r.answerable else None,
     "ndcg@10": lambda r: r.ndcg_at_10 if r.answerable else None,
@@ -49,7 +49,10 @@ def fmt(x: float | None, digits: int = 3) -> str:
 
 def compare(base: EvalReport, other: EvalReport) -> dict[str, dict[str, float | None]]:
     """Paired deltas (other - base) per metric over the questions both runs have, with bootstrap CIs."""
-    key = lambda r: (r.case_id, r.repeat)  # noqa: E731
+
+    def key(r: EvalRow) -> tuple[str, int]:
+        return r.case_id, r.repeat
+
     b = {key(r): r for r in base.rows}
     pairs = [(b[key(r)], r) for r in other.rows if key(r) in b]
     out = {}

@@ -42,11 +42,15 @@ class TuningPoint(BaseModel):
     decision_accuracy: float | None
 
 
+RELEVANCE_GRID = tuple(round(0.05 * i, 2) for i in range(11))  # 0, 0.05 .. 0.5
+SUPPORT_GRID = tuple(round(0.05 * i, 2) for i in range(19))  # 0, 0.05 .. 0.9
+
+
 def sweep(
     rows: Sequence[EvalRow],
     cases: Mapping[str, EvalCase],
-    relevance_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(11)),
-    support_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(19)),
+    relevance_grid: Sequence[float] = RELEVANCE_GRID,
+    support_grid: Sequence[float] = SUPPORT_GRID,
 ) -> list[TuningPoint]:
     points = []
     for r in relevance_grid:

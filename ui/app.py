@@ -375,9 +375,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{_esc(str(error))}</p>'}
                     yield messages, history, answers, gr.skip(), gr.skip(), "", ""
 
-    def on_feedback(data: gr.LikeData, answers: dict[int, dict[str, Any]]) -> str:
+    def on_feedback(data: gr.LikeData, answers: dict[int | str, dict[str, Any]]) -> str:
         index = data.index[0] if isinstance(data.index, (list, tuple)) else data.index
-        record = answers.get(int(index)) or answers.get(str(index))  # type: ignore[call-overload]
+        record = answers.get(int(index)) or answers.get(str(index))
         if record is None:
             return "No answer to rate."
         liked = data.liked
@@ -424,7 +424,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         )
         return (status, *refresh_papers(query))
 
-    with gr.Blocks(title="rag-abstracts: grounded answers over abstracts", analytics_enabled=False) as app:
+    app = gr.Blocks(title="rag-abstracts: grounded answers over abstracts", analytics_enabled=False)
+    with app:
         history_state = gr.State([])
         answers_state = gr.State({})
         gr.Markdown(

@@ -332,6 +332,7 @@ def verify_answer(
             continue
         scores = {e.n: support_score(text, vec, e, ev_vecs[e.n]) for e in evidence}
         cited_ok = [n for n in valid if scores[n][0] >= min_support]
+        best_n: int | None
         if cited_ok:
             best_n = max(cited_ok, key=lambda n: scores[n][0])
             cited = cited_ok

@@ -328,7 +328,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         for err in e.errors():
             loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             problems.append(f"{loc or 'body'}: {err.get('msg', 'invalid')}")
-        first = next(iter(e.errors()), {})
+        first: dict[str, Any] = next(iter(e.errors()), {})
         param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
         return ApiError(
             422, "Invalid request: " + "; ".join(problems[:5]), param=param, code="invalid_request"
@@ -442,7 +442,7 @@ def create_app(assistant: Assistant) -> FastAPI:
                 filter_keys.invalidate()
         return IngestResponse(files=names, **report.to_json())
 
-    sse = {
+    sse: dict[int | str, dict[str, Any]] = {
         200: {
             "content": {"text/event-stream": {}},
             "description": "JSON, or with `stream: true` server-sent `chat.completion.chunk` events.",

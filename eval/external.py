@@ -125,8 +125,8 @@ def scifact_markdown(res: dict[str, Any]) -> str:
 
 PUBMEDQA_SUFFIX = " Answer yes, no or maybe first, then explain."
 _NEG = re.compile(
-    r"\b(no|not|none|neither|nor|cannot|can't|doesn't|does not|did not|didn't|isn't|is not|aren't|are not|was not|were not|"
-    r"without|fail(?:s|ed)? to|no significant|unrelated|lack of|absence of|insufficient)\b"
+    r"\b(no|not|none|neither|nor|cannot|can't|doesn't|does not|did not|didn't|isn't|is not|aren't|are not|"
+    r"was not|were not|without|fail(?:s|ed)? to|no significant|unrelated|lack of|absence of|insufficient)\b"
 )
 _HEDGE = re.compile(
     r"\b(maybe|may or may not|unclear|uncertain|inconclusive|mixed|partially|partly|limited evidence|remains to be|"
@@ -289,7 +289,8 @@ def pubmedqa_markdown(res: dict[str, Any]) -> str:
 
     r = res["retrieval"]
     lines = [
-        f"PubMedQA PQA-L dev: retrieval over all {res['questions_indexed']} questions; answers ({res['answer_mode']}) on the first {res['answered_n']}",
+        f"PubMedQA PQA-L dev: retrieval over all {res['questions_indexed']} questions; "
+        f"answers ({res['answer_mode']}) on the first {res['answered_n']}",
         "",
         "| metric | value [95% CI] |",
         "|---|---|",

@@ -134,7 +134,8 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
         n_q = len({r.case_id for r in rep.rows})
         lines.append(
             f"- **{rep.label}**: {n_q} questions x {rep.repeat} repeat(s), k={rep.k}, "
-            f"answer mode {rep.settings.get('answer', {}).get('mode')}, retrieval {rep.settings.get('retrieval', {}).get('mode')}, "
+            f"answer mode {rep.settings.get('answer', {}).get('mode')}, "
+            f"retrieval {rep.settings.get('retrieval', {}).get('mode')}, "
             f"{rep.seconds:.0f} s, started {rep.started}"
         )
     lines += ["", "## Aggregate metrics (mean [95% bootstrap CI], n)", ""]
@@ -177,9 +178,11 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
         for r in rep.rows:
             ans = " ".join((r.error or r.answer).split()).replace("|", "\\|")
             lines.append(
-                f"| {r.case_id}{f'#{r.repeat}' if rep.repeat > 1 else ''} | {r.type} | {'yes' if r.refused else 'no'} | "
-                f"{'yes' if r.decision_correct else 'no'} | {fmt(r.recall_at_k, 2)} | {fmt(r.mrr, 2)} | {fmt(r.citation_precision, 2)} | "
-                f"{fmt(r.citation_recall, 2)} | {fmt(r.supported_rate, 2)} | {fmt(r.best_relevance, 2)} | {fmt(r.latency, 1)} | {ans[:160]} |"
+                f"| {r.case_id}{f'#{r.repeat}' if rep.repeat > 1 else ''} | {r.type} | "
+                f"{'yes' if r.refused else 'no'} | {'yes' if r.decision_correct else 'no'} | "
+                f"{fmt(r.recall_at_k, 2)} | {fmt(r.mrr, 2)} | "
+                f"{fmt(r.citation_precision, 2)} | {fmt(r.citation_recall, 2)} | {fmt(r.supported_rate, 2)} | "
+                f"{fmt(r.best_relevance, 2)} | {fmt(r.latency, 1)} | {ans[:160]} |"
             )
         lines.append("")
     return "\n".join(lines)

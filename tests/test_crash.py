@@ -44,7 +44,7 @@ print("done " + json.dumps(report.to_json()), flush=True)
 def _corpus(path: Path, n: int) -> list[dict[str, Any]]:
     records = []
     with gzip.open(SHARED / "ml_abstracts.jsonl.gz", "rt", encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
+        for line in f:
             rec = json.loads(line)
             if rec["id"].endswith("-None"):
                 continue

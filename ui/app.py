@@ -85,7 +85,7 @@ if (!window.__ragCitations) {
     mark.scrollIntoView({block: "nearest"});
   }, true);
 }
-""" % json.dumps(_CSS)
+""" % json.dumps(_CSS)  # noqa: UP031  the template is JavaScript: str.format or an f-string would double its braces
 
 _COPY_JS = """
 (text) => {
@@ -255,7 +255,10 @@ def oversized_upload(paths: list[Path], limit: int) -> str | None:
         except OSError:
             continue  # a vanished upload: ingesting it says so
         if size > limit:
-            return f"{p.name} is {_size(size)}; the limit is {_size(limit)}. Split the file, or raise RAG_UI__MAX_UPLOAD_BYTES."
+            return (
+                f"{p.name} is {_size(size)}; the limit is {_size(limit)}. "
+                "Split the file, or raise RAG_UI__MAX_UPLOAD_BYTES."
+            )
     return None
 
 
@@ -429,7 +432,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         history_state = gr.State([])
         answers_state = gr.State({})
         gr.Markdown(
-            "## Ask the abstracts\nEvery claim cites an indexed abstract; click a marker like [1] to see the sentence that supports it."
+            "## Ask the abstracts\nEvery claim cites an indexed abstract; "
+            "click a marker like [1] to see the sentence that supports it."
         )
         with gr.Tabs():
             with gr.Tab("Chat", id="chat"):

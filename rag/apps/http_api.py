@@ -283,7 +283,8 @@ def _usage(answer: Answer) -> dict[str, int]:
 def _sse(data: dict[str, Any] | str) -> bytes:
     import json
 
-    return f"data: {data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)}\n\n".encode()
+    payload = data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)
+    return f"data: {payload}\n\n".encode()
 
 
 def create_app(assistant: Assistant) -> FastAPI:
@@ -300,7 +301,7 @@ def create_app(assistant: Assistant) -> FastAPI:
     )
     bearer = HTTPBearer(auto_error=False, description="RAG_SERVER__API_TOKEN, when set.")
 
-    def authorize(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+    def authorize(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         if token is None:
             return
         given = credentials.credentials if credentials else ""

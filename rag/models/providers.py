@@ -146,7 +146,8 @@ def _checked_chat_openai() -> type[ChatOpenAI]:
                 raise StreamError("dropped the connection in the middle of the answer", chars) from e
             if not started:
                 raise StreamError(
-                    "sent no answer: its response is not an OpenAI chat-completions stream (does RAG_LLM_BASE_URL end in /v1?)"
+                    "sent no answer: its response is not an OpenAI chat-completions stream "
+                    "(does RAG_LLM_BASE_URL end in /v1?)"
                 )
             if not finished:
                 raise StreamError("ended the stream before the answer was complete (no finish_reason)", chars)
@@ -251,11 +252,17 @@ def describe_llm_error(error: Exception, settings: Settings) -> BackendError:
     if isinstance(error, StreamError):
         msg = f"The {where} {error}."
         if error.chars:
-            msg += f" The partial answer ({error.chars} characters) was discarded, and not retried since it had been shown: ask again."
+            msg += (
+                f" The partial answer ({error.chars} characters) was discarded, "
+                "and not retried since it had been shown: ask again."
+            )
         else:
             msg += " Check the server's log."
     elif isinstance(error, openai.APITimeoutError):
-        msg = f"The {where} did not answer within {s.timeout:g} s ({tries}): is it overloaded? Raise RAG_LLM__TIMEOUT or try later."
+        msg = (
+            f"The {where} did not answer within {s.timeout:g} s ({tries}): is it overloaded? "
+            "Raise RAG_LLM__TIMEOUT or try later."
+        )
     elif isinstance(error, openai.APIConnectionError):
         fix = "Check RAG_LLM_BASE_URL." if s.base_url else "It is restarted on the next question."
         msg = f"Cannot reach the {where} ({tries}): is it running? {fix}"

@@ -28,4 +28,7 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy -p rag
 	$(PY) -m pytest

@@ -133,12 +133,12 @@ def tuning_section(rep: EvalReport, cases: dict[str, EvalCase]) -> tuple[dict[st
         "|---|---|---|---|---|---|---|",
     ]
     top = sorted(points, key=lambda p: -(p.decision_accuracy or 0))[:8]
-    for p in list(dict.fromkeys([id(current), id(best)] + [id(p) for p in top])):
-        p = next(x for x in points if id(x) == p)
+    for pid in list(dict.fromkeys([id(current), id(best)] + [id(p) for p in top])):
+        p = next(x for x in points if id(x) == pid)
         tag = " (current)" * (p is current) + " (chosen)" * (p is best)
         md.append(
-            f"| {p.min_relevance}{tag} | {p.min_support} | {fmt(p.coverage)} | {fmt(p.precision)} | {fmt(p.accuracy)} | "
-            f"{fmt(p.refusal_recall)} | {fmt(p.decision_accuracy)} |"
+            f"| {p.min_relevance}{tag} | {p.min_support} | {fmt(p.coverage)} | {fmt(p.precision)} | "
+            f"{fmt(p.accuracy)} | {fmt(p.refusal_recall)} | {fmt(p.decision_accuracy)} |"
         )
     md += ["", "![risk vs coverage](risk_coverage.png)"]
     extra = {

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import SecretStr
 
 from rag import Answer, ConfigError
 from rag.errors import redact
@@ -112,12 +113,12 @@ def make_judge(
     from langchain_openai import ChatOpenAI  # the judge is an edge adapter: any OpenAI-compatible endpoint
 
     api_key = os.environ.get("RAG_EVAL_JUDGE_API_KEY")
-    chat = ChatOpenAI(
-        base_url=base_url,
-        model=model,
-        api_key=api_key or "none",  # type: ignore[arg-type]
+    chat = ChatOpenAI(  # field names, not their aliases: see rag.models.providers.make_embeddings
+        openai_api_base=base_url,
+        model_name=model,
+        openai_api_key=SecretStr(api_key or "none"),
         temperature=0.0,
-        timeout=120,
+        request_timeout=120,
         max_retries=1,
     )
     return LLMJudge(chat, embed, api_key=api_key)

@@ -163,7 +163,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def bootstrap_ci(
     values: Sequence[float | None],
-    stat: Callable[[Sequence[float]], float | None] = mean,  # type: ignore[assignment]
+    stat: Callable[[Sequence[float]], float | None] = mean,
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rag.evaluation import metrics as M
-from rag.evaluation.run import EvalReport
+from rag.evaluation.run import EvalReport, EvalRow
 
 HEADLINE = [
     "recall@k",
@@ -30,7 +30,7 @@ HEADLINE = [
     "completion_tokens",
 ]
 # per-question values whose paired differences give the comparison deltas
-PAIRED = {
+PAIRED: dict[str, Callable[[EvalRow], float | None]] = {
     "recall@k": lambda r: r.recall_at_k if r.answerable else None,
     "mrr": lambda r: r.mrr if r.answerable else None,
     "ndcg@10": lambda r: r.ndcg_at_10 if r.answerable else None,
@@ -49,7 +49,10 @@ def fmt(x: float | None, digits: int = 3) -> str:
 
 def compare(base: EvalReport, other: EvalReport) -> dict[str, dict[str, float | None]]:
     """Paired deltas (other - base) per metric over the questions both runs have, with bootstrap CIs."""
-    key = lambda r: (r.case_id, r.repeat)  # noqa: E731
+
+    def key(r: EvalRow) -> tuple[str, int]:
+        return r.case_id, r.repeat
+
     b = {key(r): r for r in base.rows}
     pairs = [(b[key(r)], r) for r in other.rows if key(r) in b]
     out = {}
@@ -131,7 +134,8 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
         n_q = len({r.case_id for r in rep.rows})
         lines.append(
             f"- **{rep.label}**: {n_q} questions x {rep.repeat} repeat(s), k={rep.k}, "
-            f"answer mode {rep.settings.get('answer', {}).get('mode')}, retrieval {rep.settings.get('retrieval', {}).get('mode')}, "
+            f"answer mode {rep.settings.get('answer', {}).get('mode')}, "
+            f"retrieval {rep.settings.get('retrieval', {}).get('mode')}, "
             f"{rep.seconds:.0f} s, started {rep.started}"
         )
     lines += ["", "## Aggregate metrics (mean [95% bootstrap CI], n)", ""]
@@ -174,9 +178,11 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
         for r in rep.rows:
             ans = " ".join((r.error or r.answer).split()).replace("|", "\\|")
             lines.append(
-                f"| {r.case_id}{f'#{r.repeat}' if rep.repeat > 1 else ''} | {r.type} | {'yes' if r.refused else 'no'} | "
-                f"{'yes' if r.decision_correct else 'no'} | {fmt(r.recall_at_k, 2)} | {fmt(r.mrr, 2)} | {fmt(r.citation_precision, 2)} | "
-                f"{fmt(r.citation_recall, 2)} | {fmt(r.supported_rate, 2)} | {fmt(r.best_relevance, 2)} | {fmt(r.latency, 1)} | {ans[:160]} |"
+                f"| {r.case_id}{f'#{r.repeat}' if rep.repeat > 1 else ''} | {r.type} | "
+                f"{'yes' if r.refused else 'no'} | {'yes' if r.decision_correct else 'no'} | "
+                f"{fmt(r.recall_at_k, 2)} | {fmt(r.mrr, 2)} | "
+                f"{fmt(r.citation_precision, 2)} | {fmt(r.citation_recall, 2)} | {fmt(r.supported_rate, 2)} | "
+                f"{fmt(r.best_relevance, 2)} | {fmt(r.latency, 1)} | {ans[:160]} |"
             )
         lines.append("")
     return "\n".join(lines)

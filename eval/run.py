@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -186,7 +187,7 @@ def aggregate(rows: Sequence[EvalRow], seed: int = 0) -> dict[str, MetricValue]:
     out["errors"] = MetricValue(value=float(sum(r.error is not None for r in rows)), n=len(rows))
     lat = [r.latency for r in rows if r.latency is not None]
     for q in (50, 95):
-        lo, hi = M.bootstrap_ci(lat, stat=lambda v, q=q: M.percentile(v, q), seed=seed)
+        lo, hi = M.bootstrap_ci(lat, stat=functools.partial(M.percentile, q=q), seed=seed)
         out[f"latency_p{q}_s"] = MetricValue(value=M.percentile(lat, q), ci_low=lo, ci_high=hi, n=len(lat))
     out["prompt_tokens"] = m([float(r.prompt_tokens) for r in rows if r.prompt_tokens is not None])
     out["completion_tokens"] = m([float(r.completion_tokens) for r in rows if r.completion_tokens is not None])

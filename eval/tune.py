@@ -4,8 +4,8 @@ With ``min_relevance = 0`` and ``min_support = 0`` every question reaches the LL
 kept, and each row records the best cosine and every sentence's support score. Raising the thresholds
 only removes things, so the outcome at any (min_relevance, min_support) can be replayed from those rows
 without asking again: refuse when the best cosine is below min_relevance and the question names none
-of the retrieved titles (``Answer.names_source``, recorded per row); otherwise keep the sentences whose support reaches min_support and refuse when
-none is left.
+of the retrieved titles (``Answer.names_source``, recorded per row); otherwise keep the sentences whose
+support reaches min_support and refuse when none is left.
 """
 
 from __future__ import annotations
@@ -42,11 +42,15 @@ class TuningPoint(BaseModel):
     decision_accuracy: float | None
 
 
+RELEVANCE_GRID = tuple(round(0.05 * i, 2) for i in range(11))  # 0, 0.05 .. 0.5
+SUPPORT_GRID = tuple(round(0.05 * i, 2) for i in range(19))  # 0, 0.05 .. 0.9
+
+
 def sweep(
     rows: Sequence[EvalRow],
     cases: Mapping[str, EvalCase],
-    relevance_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(11)),
-    support_grid: Sequence[float] = tuple(round(0.05 * i, 2) for i in range(19)),
+    relevance_grid: Sequence[float] = RELEVANCE_GRID,
+    support_grid: Sequence[float] = SUPPORT_GRID,
 ) -> list[TuningPoint]:
     points = []
     for r in relevance_grid:
@@ -123,20 +127,23 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"Gold set n={n_gold} (decision accuracy) + PubMedQA n={n_pmq} (yes/no/maybe accuracy, refusal = maybe)",
         "",
-        "| min_relevance | min_support | gold decision acc | gold coverage | gold precision | gold refusal recall | PubMedQA acc | PubMedQA coverage | combined |",
+        "| min_relevance | min_support | gold decision acc | gold coverage | gold precision | gold refusal recall "
+        "| PubMedQA acc | PubMedQA coverage | combined |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for tag, r in (("current", cur), ("chosen", best)):
         p, q = r[2], r[3] or {}
         lines.append(
-            f"| {p['min_relevance']} ({tag}) | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
-            f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |"
+            f"| {p['min_relevance']} ({tag}) | {p['min_support']} | {fmt(p['decision_accuracy'])} | "
+            f"{fmt(p['coverage'])} | {fmt(p['precision'])} | {fmt(p['refusal_recall'])} | "
+            f"{fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |"
         )
     for r in sorted(rows, key=lambda r: -r[0])[:10]:
         p, q = r[2], r[3] or {}
         lines.append(
-            f"| {p['min_relevance']} | {p['min_support']} | {fmt(p['decision_accuracy'])} | {fmt(p['coverage'])} | {fmt(p['precision'])} | "
-            f"{fmt(p['refusal_recall'])} | {fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |"
+            f"| {p['min_relevance']} | {p['min_support']} | {fmt(p['decision_accuracy'])} | "
+            f"{fmt(p['coverage'])} | {fmt(p['precision'])} | {fmt(p['refusal_recall'])} | "
+            f"{fmt(q.get('accuracy'))} | {fmt(q.get('coverage'))} | {r[0]:.3f} |"
         )
     curves = {f"gold {k}": [tuple(x) for x in v] for k, v in gold["curves"].items()}
     if pmq:

@@ -164,7 +164,8 @@ class Assistant:
         hits = self._retriever.search(query, k=k, where=where, mode=mode) if index.exists() else []
         if not hits and index.count_chunks() == 0:  # counted only when nothing was found: a round trip less per search
             raise EmptyIndexError(
-                f"The index in {self.settings.chroma_url or self.settings.data_dir} is empty: run `rag ingest PATH` first."
+                f"The index in {self.settings.chroma_url or self.settings.data_dir} is empty: "
+                "run `rag ingest PATH` first."
             )
         return hits
 

@@ -1,9 +1,12 @@
 """Errors the library raises. Every message says what went wrong and how to fix it.
 
-Only ``rag.apps.cli`` turns these into exit codes, ``rag.apps.http_api`` into HTTP statuses; ``rag.ui`` catches them for display.
+Only ``rag.apps.cli`` turns these into exit codes, ``rag.apps.http_api`` into HTTP statuses; ``rag.ui``
+catches them for display.
 """
 
 from __future__ import annotations
+
+import re
 
 
 class RagError(Exception):
@@ -43,7 +46,7 @@ class QuestionError(RagError):
 
 
 # an API key ("task-specific" is no key), a bearer token, the user:password of a URL (http://ann:pw@host)
-_SECRET = __import__("re").compile(r"\bsk-[A-Za-z0-9*_\-]{4,}|Bearer\s+\S+|(?<=://)[^/@\s]+(?=@)")
+_SECRET = re.compile(r"\bsk-[A-Za-z0-9*_\-]{4,}|Bearer\s+\S+|(?<=://)[^/@\s]+(?=@)")
 
 
 def redact(text: str, *secrets: str | None) -> str:

@@ -18,7 +18,8 @@ def parse_where(pairs: list[str] | tuple[str, ...]) -> dict[str, MetaValue]:
             raise ValueError(f"Filter {pair!r} is not key=value")
         if key.strip().startswith("_"):
             raise ValueError(
-                f"Filter {pair!r}: keys starting with '_' are internal; filter on the corpus' own fields (venue, year, ...)"
+                f"Filter {pair!r}: keys starting with '_' are internal; "
+                "filter on the corpus' own fields (venue, year, ...)"
             )
         v: MetaValue = value.strip()
         if isinstance(v, str) and v.lstrip("-").isdigit():

@@ -46,7 +46,8 @@ class EmbeddingSettings(_Group):
     )
     model: str = Field(
         default="all-MiniLM-L6-v2-int8",
-        description="Local: all-MiniLM-L6-v2-int8 (default) or wordllama-l2-supercat-256 (~100x faster, weaker); for 'openai', the endpoint's model.",
+        description="Local: all-MiniLM-L6-v2-int8 (default) or wordllama-l2-supercat-256 (~100x faster, weaker); "
+        "for 'openai', the endpoint's model.",
     )
     base_url: str | None = Field(default=None, description="Embeddings endpoint URL when provider is 'openai'.")
     api_key: SecretStr | None = Field(default=None, description="API key of the embeddings endpoint.")
@@ -89,12 +90,14 @@ class LLMSettings(_Group):
     timeout: float = Field(
         default=180.0,
         gt=0,
-        description="Seconds the LLM may stay silent (connecting, before its first byte, between streamed chunks) before the request fails.",
+        description="Seconds the LLM may stay silent (connecting, before its first byte, between streamed chunks) "
+        "before the request fails.",
     )
     max_retries: int = Field(
         default=1,
         ge=0,
-        description="Retries, with exponential backoff, on connection errors, timeouts, 429 and 5xx; never once tokens have streamed.",
+        description="Retries, with exponential backoff, on connection errors, timeouts, 429 and 5xx; "
+        "never once tokens have streamed.",
     )
     threads: int = Field(default=2, ge=1, description="CPU threads of the embedded llama.cpp server.")
     ctx: int = Field(default=4096, ge=512, description="Context window of the embedded llama.cpp server.")

@@ -90,10 +90,10 @@ def run_chroma(path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
             try:
                 urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2).read()
                 break
-            except OSError:
+            except OSError as e:
                 if proc.poll() is not None or time.time() > deadline:
                     proc.kill()
-                    raise RuntimeError(f"chroma run did not start: {(path / 'server.log').read_text()[-2000:]}")
+                    raise RuntimeError(f"chroma run did not start: {(path / 'server.log').read_text()[-2000:]}") from e
                 time.sleep(0.3)
         try:
             yield url, proc

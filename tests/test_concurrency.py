@@ -46,14 +46,14 @@ def _followup(first: str, reply: str) -> tuple[tuple[str, str], ...]:
 
 CASES = [
     Case(
-        "What do the authors coin the finding that the transformer architecture is aligned with symmetries prevalent in "
-        "scientific domains?",
+        "What do the authors coin the finding that the transformer architecture is aligned with symmetries "
+        "prevalent in scientific domains?",
         r"Symmetry Lottery",
         "what we coin winning the",
     ),
     Case(
-        "Which transform defines the optimized probability distribution used to sample hidden nodes in the dequantization "
-        "paper?",
+        "Which transform defines the optimized probability distribution used to sample hidden nodes in the "
+        "dequantization paper?",
         r"ridgelet",
         "defined using the ridgelet transform",
     ),

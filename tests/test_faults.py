@@ -127,9 +127,8 @@ class FaultyLLM:
         if self.mode == "hang":
             self.stop.wait(60)
             return None
-        if self.mode == "slow":
-            if self.stop.wait(self.delay):
-                return None
+        if self.mode == "slow" and self.stop.wait(self.delay):
+            return None
         if self.mode == "text":
             return self._raw(
                 h, 200, "text/plain", b"Service temporarily in maintenance mode. Please come back later.\n"
@@ -279,7 +278,8 @@ FAULTS = {
         False,
     ),
     "429": (
-        r"^The LLM server at {url} is rate-limiting requests \(HTTP 429, 3 attempts\): rate limited\. Ask again later\.$",
+        r"^The LLM server at {url} is rate-limiting requests \(HTTP 429, 3 attempts\): "
+        r"rate limited\. Ask again later\.$",
         3,
         False,
     ),

@@ -193,6 +193,17 @@ def test_filter_queries_have_relevant_papers_in_the_venue_corpus(
         assert [area[h.paper_id] for h in hits] == [expected] * 10, query
 
 
+def _recording(dense_search: Callable[..., Any], calls: list[int]) -> Callable[..., Any]:
+    """``dense_search`` (PaperIndex's, which the retriever calls only to fall back to Chroma's filter)
+    that also records the ``n`` of each call in ``calls``."""
+
+    def recorded(vector: Any, n: int, where: Any) -> Any:
+        calls.append(n)
+        return dense_search(vector, n, where)
+
+    return recorded
+
+
 def _exact_nearest(a: Any, vector: list[float], n: int, venue: str) -> list[str]:
     """Brute force over every stored vector: the true ``n`` nearest chunks of ``venue``."""
     import numpy as np
@@ -227,8 +238,7 @@ def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(venue_assis
     for venue in [ranked[0], ranked[1], ranked[len(ranked) // 2], ranked[-1], "no-such-venue"]:
         where = {"venue": venue}
         fallbacks: list[int] = []
-        dense_search = a._index.dense_search
-        a._index.dense_search = lambda v, n, w: fallbacks.append(n) or dense_search(v, n, w)  # type: ignore[method-assign]
+        a._index.dense_search = _recording(a._index.dense_search, fallbacks)  # type: ignore[method-assign]
         try:
             ours = a._retriever._dense(vector, 50, where)
         finally:
@@ -259,8 +269,7 @@ def test_filters_whose_semantics_could_differ_from_chromas_go_to_chroma(venue_as
 
     def dense(where: dict[str, Any]) -> tuple[list[Any], bool]:
         fallbacks: list[int] = []
-        dense_search = a._index.dense_search
-        a._index.dense_search = lambda v, n, w: fallbacks.append(n) or dense_search(v, n, w)  # type: ignore[method-assign]
+        a._index.dense_search = _recording(a._index.dense_search, fallbacks)  # type: ignore[method-assign]
         try:
             return a._retriever._dense(vector, 20, where), bool(fallbacks)
         finally:

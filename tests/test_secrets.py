@@ -38,7 +38,10 @@ SECRETS = {
 QUESTION = "What thermal conductivity of suspended graphene did Raman thermometry measure?"
 
 
-def assert_no_secret(*texts: str, secrets: Any = (*SECRETS.values(), OPAQUE_KEY, "pw-SECRET-url")) -> None:
+ALL_SECRETS = (*SECRETS.values(), OPAQUE_KEY, "pw-SECRET-url")
+
+
+def assert_no_secret(*texts: str, secrets: Any = ALL_SECRETS) -> None:
     for text in texts:
         for secret in secrets:
             assert secret not in text, f"{secret!r} leaked: {text[:2000]}"

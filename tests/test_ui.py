@@ -246,7 +246,8 @@ def test_oversized_upload_is_rejected_before_it_is_read(
     assert "1 added" in status and [p.paper_id for p in a.papers()] == ["s1"]
     default = build_app(with_fake(a, lambda p: NO_ANSWER, ui=UISettings())[0])
     assert [b.label for b in default.blocks.values() if isinstance(b, gr.File)] == [
-        "Add abstracts (.txt, .jsonl, .ndjson, .json, .csv, each optionally .gz, e.g. a BEIR corpus.jsonl.gz; at most 20 MB a file)"
+        "Add abstracts (.txt, .jsonl, .ndjson, .json, .csv, each optionally .gz, e.g. a BEIR corpus.jsonl.gz; "
+        "at most 20 MB a file)"
     ]
 
 

@@ -196,7 +196,10 @@ def test_xss_abstract_renders_inert(page: Any) -> None:
     page.screenshot(path=str(ARTIFACTS / "ui-xss.png"), full_page=True)
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert page.evaluate("() => window.__xss") is None
-    selector = "#rag-chat img[src='x'], #rag-sources img, #rag-papers img, #rag-sources script, #rag-chat script, #rag-papers script"
+    selector = (
+        "#rag-chat img[src='x'], #rag-sources img, #rag-papers img, "
+        "#rag-sources script, #rag-chat script, #rag-papers script"
+    )
     injected = page.evaluate("(sel) => document.querySelectorAll(sel).length", selector)
     assert injected == 0
     sources = page.locator("#rag-sources").inner_text()

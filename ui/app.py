@@ -85,7 +85,7 @@ if (!window.__ragCitations) {
     mark.scrollIntoView({block: "nearest"});
   }, true);
 }
-""" % json.dumps(_CSS)
+""" % json.dumps(_CSS)  # noqa: UP031  the template is JavaScript: str.format or an f-string would double its braces
 
 _COPY_JS = """
 (text) => {
@@ -255,7 +255,10 @@ def oversized_upload(paths: list[Path], limit: int) -> str | None:
         except OSError:
             continue  # a vanished upload: ingesting it says so
         if size > limit:
-            return f"{p.name} is {_size(size)}; the limit is {_size(limit)}. Split the file, or raise RAG_UI__MAX_UPLOAD_BYTES."
+            return (
+                f"{p.name} is {_size(size)}; the limit is {_size(limit)}. "
+                "Split the file, or raise RAG_UI__MAX_UPLOAD_BYTES."
+            )
     return None
 
 
@@ -375,9 +378,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{_esc(str(error))}</p>'}
                     yield messages, history, answers, gr.skip(), gr.skip(), "", ""
 
-    def on_feedback(data: gr.LikeData, answers: dict[int, dict[str, Any]]) -> str:
+    def on_feedback(data: gr.LikeData, answers: dict[int | str, dict[str, Any]]) -> str:
         index = data.index[0] if isinstance(data.index, (list, tuple)) else data.index
-        record = answers.get(int(index)) or answers.get(str(index))  # type: ignore[call-overload]
+        record = answers.get(int(index)) or answers.get(str(index))
         if record is None:
             return "No answer to rate."
         liked = data.liked
@@ -424,11 +427,13 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         )
         return (status, *refresh_papers(query))
 
-    with gr.Blocks(title="rag-abstracts: grounded answers over abstracts", analytics_enabled=False) as app:
+    app = gr.Blocks(title="rag-abstracts: grounded answers over abstracts", analytics_enabled=False)
+    with app:
         history_state = gr.State([])
         answers_state = gr.State({})
         gr.Markdown(
-            "## Ask the abstracts\nEvery claim cites an indexed abstract; click a marker like [1] to see the sentence that supports it."
+            "## Ask the abstracts\nEvery claim cites an indexed abstract; "
+            "click a marker like [1] to see the sentence that supports it."
         )
         with gr.Tabs():
             with gr.Tab("Chat", id="chat"):

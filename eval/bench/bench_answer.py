@@ -203,16 +203,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| model assembly ({'first run' if args.fresh_cache else 'cached'}) | {started['assemble_s']:.1f} s |")
         print(f"| server start to healthy | {started['start_s']:.1f} s |")
     print(f"| prompt tokens per question (median) | {statistics.median(r['prompt_tokens'] for r in llm_rows):.0f} |")
-    print(
-        f"| time to first token p50 / p95 | {percentile([r['ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['ttft'] for r in llm_rows], 95):.1f} s |"
-    )
-    print(
-        f"| full answer p50 / p95 | {percentile([r['total'] for r in llm_rows], 50):.1f} s / {percentile([r['total'] for r in llm_rows], 95):.1f} s |"
-    )
+    ttft = [r["ttft"] for r in llm_rows]
+    print(f"| time to first token p50 / p95 | {percentile(ttft, 50):.1f} s / {percentile(ttft, 95):.1f} s |")
+    total = [r["total"] for r in llm_rows]
+    print(f"| full answer p50 / p95 | {percentile(total, 50):.1f} s / {percentile(total, 95):.1f} s |")
     print(f"| generation speed (median) | {statistics.median(r['tok_s'] for r in llm_rows):.1f} tokens/s |")
-    print(
-        f"| bare llama.cpp call, same prompt: first token p50 / full p50 | {percentile([r['bare_ttft'] for r in llm_rows], 50):.1f} s / {percentile([r['bare_total'] for r in llm_rows], 50):.1f} s |"
-    )
+    bare_ttft = percentile([r["bare_ttft"] for r in llm_rows], 50)
+    bare_total = percentile([r["bare_total"] for r in llm_rows], 50)
+    print(f"| bare llama.cpp call, same prompt: first token p50 / full p50 | {bare_ttft:.1f} s / {bare_total:.1f} s |")
     ratio = sum(r["total"] for r in llm_rows) / max(1e-9, sum(r["bare_total"] for r in llm_rows))
     print(f"| pipeline / bare total time (sum over questions) | {ratio:.2f}x ({100 * (ratio - 1):+.0f} %) |")
     print(f"| peak RSS, whole process tree | {rss.peak / 2**30:.2f} GB |")

@@ -198,8 +198,8 @@ def main() -> None:
     for surface, clients, r in rows:
         same = "–" if r["same"] is None else r["same"]
         print(
-            f"| {names[surface]} | {clients} | {r['questions']} | {r['errors']} | {r['right']} | {same} | {r['qps']:.2f} | "
-            f"{r['p50']:.2f} | {r['p95']:.2f} |"
+            f"| {names[surface]} | {clients} | {r['questions']} | {r['errors']} | {r['right']} | {same} | "
+            f"{r['qps']:.2f} | {r['p50']:.2f} | {r['p95']:.2f} |"
         )
 
 

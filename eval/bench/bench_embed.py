@@ -1,6 +1,7 @@
 """Embedding throughput by model, threads and batch size, on real abstract chunks.
 
-    .venv/bin/python eval/bench/bench_embed.py [--chunks 256] [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
+    .venv/bin/python eval/bench/bench_embed.py [--chunks 256] \\
+        [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
 
 Each configuration runs in its own child process (so its peak RSS is its own), embeds the same chunk
 texts that ingest would embed for the first abstracts of ``ml_abstracts.jsonl.gz`` (shared data, see _shared.py),
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     shared_data("ml_abstracts.jsonl.gz")  # exits with where to get it before any child starts
     print(
-        f"| model | threads | batch | chunks/s | chunks per CPU-s | peak RSS MB |  ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})"
+        "| model | threads | batch | chunks/s | chunks per CPU-s | peak RSS MB |  "
+        f"({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})"
     )
     print("|---|---|---|---|---|---|")
     for config in args.configs.split(","):
@@ -81,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         model, threads, batch = config.split(":")
         print(
-            f"| {MODELS[model]} | {threads or '-'} | {batch} | {r['per_s']:.1f} | {r['per_cpu_s']:.1f} | {r['rss_mb']:.0f} |",
+            f"| {MODELS[model]} | {threads or '-'} | {batch} | {r['per_s']:.1f} | {r['per_cpu_s']:.1f} "
+            f"| {r['rss_mb']:.0f} |",
             flush=True,
         )
     print(f"(load average at the end: {os.getloadavg()[0]:.1f})")

@@ -67,13 +67,15 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     print(
-        f"\nSciFact train, {len(qids)} queries, {report.papers_seen} abstracts, embedding {assistant.stats()['embedding_model']}"
+        f"\nSciFact train, {len(qids)} queries, {report.papers_seen} abstracts, "
+        f"embedding {assistant.stats()['embedding_model']}"
     )
     print("| retriever | nDCG@10 | R@10 | R@100 | p50 latency (k=100) |")
     print("|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r['retriever']} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} | {r['p50_ms']:.0f} ms |"
+            f"| {r['retriever']} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} "
+            f"| {r['p50_ms']:.0f} ms |"
         )
     print(f"\n{PUBLISHED}")
     if args.json:

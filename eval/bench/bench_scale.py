@@ -83,7 +83,7 @@ def dir_bytes(path: Path, exclude: tuple[str, ...] = ()) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and f.name not in exclude)
 
 
-# ---------------------------------------------------------------------------------------------- phases (child processes)
+# --------------------------------------------------------------------------------------------- phases (child processes)
 def _settings(work: Path, model: str, **extra: Any) -> Any:
     from rag import get_settings
 
@@ -411,7 +411,8 @@ def render(rows: list[dict[str, Any]], model: str) -> str:
     add(
         "peak RSS, raw embedder / baseline, MB",
         [
-            f"{_f(r['raw']['peak_rss_mb'], '.0f')} / {_f(r['baseline']['peak_rss_mb'], '.0f') if 'baseline' in r else '–'}"
+            f"{_f(r['raw']['peak_rss_mb'], '.0f')} / "
+            f"{_f(r['baseline']['peak_rss_mb'], '.0f') if 'baseline' in r else '–'}"
             for r in rows
         ],
     )

@@ -124,11 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| support | stated by an abstract | {len(sup)} | {min(sup):.3f} | {max(sup):.3f} | {s.min_support} |")
     print(f"| support | not stated | {len(uns)} | {min(uns):.3f} | {max(uns):.3f} | |")
     print(
-        f"\nrelevance gap midpoint {(min(rel_on) + max(rel_off)) / 2:.3f}; support gap midpoint {(min(sup) + max(uns)) / 2:.3f}"
+        f"\nrelevance gap midpoint {(min(rel_on) + max(rel_off)) / 2:.3f}; "
+        f"support gap midpoint {(min(sup) + max(uns)) / 2:.3f}"
     )
     wrong = sum(x < s.min_support for x in sup) + sum(x >= s.min_support for x in uns)
     print(f"claims misclassified at min_support={s.min_support}: {wrong} of {len(sup) + len(uns)}")
-    for (q, c), x in zip(SUPPORTED + UNSUPPORTED, sup + uns):
+    for (_q, c), x in zip(SUPPORTED + UNSUPPORTED, sup + uns):
         print(f"  {x:.3f}  {c}")
     return 0
 

@@ -37,7 +37,7 @@ from rag.answering.verify import (
 )
 from rag.corpus.chunking import chunk_paper, count_tokens, split_sentences
 from rag.settings import Settings
-from rag.types import Answer, AnswerSentence, Citation, Paper, Query, Role, SearchHit
+from rag.types import Answer, AnswerMode, AnswerSentence, Citation, Paper, Query, Role, SearchHit
 
 NO_ANSWER = "The indexed abstracts don't answer this."
 
@@ -49,7 +49,8 @@ _PROMPT_LABEL = re.compile(r"\b(sources?|question|answer)\s*:", re.I)  # the lab
 _NO_ANSWER_WORDS = re.sub(r"\W+", " ", NO_ANSWER.lower()).strip()
 
 _REFUSAL = re.compile(
-    r"(don't|do not|does not|doesn't|cannot|can't|unable to)\s+(answer|say|mention|provide|contain|specify|state|include|know)"
+    r"(don't|do not|does not|doesn't|cannot|can't|unable to)\s+"
+    r"(answer|say|mention|provide|contain|specify|state|include|know)"
     r"|not (mentioned|provided|specified|stated|given|available|included|discussed)"
     r"|no (information|mention|details?)\b|indexed abstracts don",
     re.I,
@@ -71,7 +72,7 @@ def normalise_history(history: History | None) -> list[tuple[Role, str]]:
     return out
 
 
-def fallback_condense(history: list[tuple[str, str]], question: str) -> str:
+def fallback_condense(history: Sequence[tuple[str, str]], question: str) -> str:
     """Deterministic standalone question: the last user question joined to the follow-up."""
     previous = [c for r, c in history if r == "user"]
     return f"{previous[-1]} {question}" if previous else question
@@ -159,7 +160,11 @@ class AnswerPipeline:
 
     # ------------------------------------------------------------------ steps
     def condense(
-        self, question: str, history: list[tuple[str, str]], use_llm: bool = True, errors: list[Exception] | None = None
+        self,
+        question: str,
+        history: Sequence[tuple[str, str]],
+        use_llm: bool = True,
+        errors: list[Exception] | None = None,
     ) -> str:
         """The question rewritten to stand alone. A failed LLM call is appended to ``errors``."""
         if not history:
@@ -206,10 +211,8 @@ class AnswerPipeline:
         for _score, i, span in candidates:
             title_cost = 0 if i in chosen else count_tokens(hits[i].title, enc) + 4
             cost = count_tokens(hits[i].abstract[span[0] : span[1]], enc) + title_cost
-            if used + cost > budget:
-                if chosen:
-                    continue
-                # the single best sentence always goes in, cut to the budget
+            if used + cost > budget and chosen:  # the single best sentence always goes in, cut to the budget
+                continue
             chosen.setdefault(i, []).append(span)
             used += cost
             if used >= budget:
@@ -260,7 +263,9 @@ class AnswerPipeline:
         prompt_tokens = sum(count_tokens(str(m.content), self.settings.chunking.encoding) for m in messages)
         return Prepared(question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error, named)
 
-    def finalize(self, prep: Prepared, raw: str, mode: str = "llm", extra: dict[str, Any] | None = None) -> Answer:
+    def finalize(
+        self, prep: Prepared, raw: str, mode: AnswerMode = "llm", extra: dict[str, Any] | None = None
+    ) -> Answer:
         t0 = time.perf_counter()
         extra = extra or {}
         sources = self._ordered_sources(prep)
@@ -282,7 +287,7 @@ class AnswerPipeline:
             sources=sources,
             sentences=[_sentence(v) for v in verdicts],
             unsupported=[v.text for v in claims if not v.supported],
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
             tokens={
                 "prompt": extra.get("prompt_tokens", prep.prompt_tokens),
@@ -304,7 +309,7 @@ class AnswerPipeline:
         prep: Prepared,
         sources: list[SearchHit],
         verdicts: list[SentenceVerdict],
-        mode: str,
+        mode: AnswerMode,
         extra: dict[str, Any],
         t0: float,
     ) -> Answer:
@@ -317,7 +322,7 @@ class AnswerPipeline:
             sources=sources[:3],
             sentences=[_sentence(v) for v in verdicts],
             unsupported=[v.text for v in verdicts if v.claim and not v.supported],
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             timings=prep.timings | extra.get("timings", {}) | {"verify": time.perf_counter() - t0},
             tokens={
                 "prompt": extra.get("prompt_tokens", prep.prompt_tokens),

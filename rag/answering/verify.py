@@ -174,16 +174,16 @@ _INSTRUCTION = re.compile(
             r"^\W*(?:system|assistant|developer|admin|human|user|ai|instructions?|sources?|question|answer)"
             r"(?:\s+(?:message|prompt|note|override))?\s*:",
             r"<\|[a-z_]+\|>|\[/?inst\]|<</?sys>>|#{2,}\s*(?:instruction|system|response)\b",
-            r"\b(?:ai|assistants?|chatbots?|llms?|language models?)\s*:\s*(?:please\s+)?(?:ignore|disregard|reply|respond|answer"
-            r"|say|cite|claim|tell|repeat)\b",
-            # imperatives to the answerer: "Cite [99] ...", "Reply with ...", "Answer every question with ...", "and reply HACKED"
+            r"\b(?:ai|assistants?|chatbots?|llms?|language models?)\s*:\s*(?:please\s+)?"
+            r"(?:ignore|disregard|reply|respond|answer|say|cite|claim|tell|repeat)\b",
+            # imperatives to the answerer: "Cite [99] ...", "Reply with ...", "Answer every question with ...",
+            # "and reply HACKED"
             _LEAD + r"(?:cite|pretend|ignore|disregard)\s+[\w\[]",
             _LEAD
             + r"(?:reply|respond|say|tell|repeat)\s+(?:with\b|only\b|exactly\b|to\b|the\s+(?:user|word|following)\b"
             r"|[\"'\u201c\u2018:])",
-            _LEAD
-            + r"(?:answer|claim|state|write|output|print)\s+(?:that\b|every\b|all\b|any\b|each\b|only\b|exactly\b|with\b"
-            r"|[\"'\u201c\u2018])",
+            _LEAD + r"(?:answer|claim|state|write|output|print)\s+"
+            r"(?:that\b|every\b|all\b|any\b|each\b|only\b|exactly\b|with\b|[\"'\u201c\u2018])",
             r"^\W*(?:always|never)\s+" + _SAY + r"\b",
             r"(?:^\W*|\band\s+|,\s*)(?:always\s+|only\s+)?(?:reply|respond|answer|say)\s+(?:with\s+)?[\"'\u201c\u2018]?(?-i:[A-Z]{3,})\b",
             r"\b(?:answer|respond|reply)\s+(?:to\s+)?(?:every|each|any|all)\s+(?:question|query|prompt|request)s?\s+with\b",
@@ -332,6 +332,7 @@ def verify_answer(
             continue
         scores = {e.n: support_score(text, vec, e, ev_vecs[e.n]) for e in evidence}
         cited_ok = [n for n in valid if scores[n][0] >= min_support]
+        best_n: int | None
         if cited_ok:
             best_n = max(cited_ok, key=lambda n: scores[n][0])
             cited = cited_ok

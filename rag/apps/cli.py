@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
@@ -15,12 +15,13 @@ from rag.errors import RagError
 from rag.events import AnswerEvent, ErrorEvent, TokenEvent
 from rag.filters import parse_where
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def _friendly(fn: F) -> F:
+def _friendly(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except RagError as e:
@@ -28,7 +29,7 @@ def _friendly(fn: F) -> F:
         except ValueError as e:  # bad --where and similar user input
             raise click.ClickException(str(e)) from e
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _assistant(ctx: click.Context) -> Any:

@@ -283,7 +283,8 @@ def _usage(answer: Answer) -> dict[str, int]:
 def _sse(data: dict[str, Any] | str) -> bytes:
     import json
 
-    return f"data: {data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)}\n\n".encode()
+    payload = data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)
+    return f"data: {payload}\n\n".encode()
 
 
 def create_app(assistant: Assistant) -> FastAPI:
@@ -300,7 +301,7 @@ def create_app(assistant: Assistant) -> FastAPI:
     )
     bearer = HTTPBearer(auto_error=False, description="RAG_SERVER__API_TOKEN, when set.")
 
-    def authorize(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+    def authorize(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
         if token is None:
             return
         given = credentials.credentials if credentials else ""
@@ -328,7 +329,7 @@ def create_app(assistant: Assistant) -> FastAPI:
         for err in e.errors():
             loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             problems.append(f"{loc or 'body'}: {err.get('msg', 'invalid')}")
-        first = next(iter(e.errors()), {})
+        first: dict[str, Any] = next(iter(e.errors()), {})
         param = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
         return ApiError(
             422, "Invalid request: " + "; ".join(problems[:5]), param=param, code="invalid_request"
@@ -442,7 +443,7 @@ def create_app(assistant: Assistant) -> FastAPI:
                 filter_keys.invalidate()
         return IngestResponse(files=names, **report.to_json())
 
-    sse = {
+    sse: dict[int | str, dict[str, Any]] = {
         200: {
             "content": {"text/event-stream": {}},
             "description": "JSON, or with `stream: true` server-sent `chat.completion.chunk` events.",

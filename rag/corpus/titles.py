@@ -30,9 +30,8 @@ _CONTRIBUTION_NOUNS = (
 )
 # "we propose X", "we introduce a new benchmark, X,", "we present a method called X (ACR)"
 _INTRO_RE = re.compile(
-    _SUBJECT_VERB
-    + rf"(?:(?:a|an|the|our)\s+(?:[\w-]+\s+){{0,5}}?(?i:{_CONTRIBUTION_NOUNS})s?(?:\s+(?:called|named|dubbed|termed)|,)\s+)?[\"“]?"
-    + rf"(?P<name>{_NAME}){_PAREN}{_END}"
+    _SUBJECT_VERB + rf"(?:(?:a|an|the|our)\s+(?:[\w-]+\s+){{0,5}}?(?i:{_CONTRIBUTION_NOUNS})s?"
+    rf"(?:\s+(?:called|named|dubbed|termed)|,)\s+)?[\"“]?" + rf"(?P<name>{_NAME}){_PAREN}{_END}"
 )
 # "we introduce a large-scale benchmark for failure attribution (WhoBench)"
 _INTRO_ACRONYM_RE = re.compile(

@@ -66,7 +66,9 @@ def _default_model_path() -> Path:
 
 
 class _ArrayEmbeddings(Embeddings):
-    """The LangChain interface on top of ``embed(texts) -> (n, dim) float32 array`` (queries embedded like documents)."""
+    """The LangChain interface on top of ``embed(texts) -> (n, dim) float32 array``.
+
+    Queries are embedded like documents."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError

@@ -399,7 +399,7 @@ def _serve(argv: Sequence[str]) -> NoReturn:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
 
-    import xllamacpp  # type: ignore[import-untyped]  # here, so the parent never loads llama.cpp
+    import xllamacpp  # here, so the parent never loads llama.cpp
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model

@@ -13,14 +13,18 @@ import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from rag.errors import BackendError, ConfigError, redact
 from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
 from rag.settings import Settings
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
 
 _HTTP_LOGGERS = ("openai", "httpx", "httpx2", "httpcore", "httpcore2", "langchain_openai")
 
@@ -79,14 +83,16 @@ def make_embeddings(settings: Settings) -> Embeddings:
 
         _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
         inner = _EndpointEmbeddings(
+            # field names, not their aliases (base_url, api_key, timeout): pydantic takes both (populate_by_name),
+            # and mypy's pydantic plugin types such a model's __init__ with the field names only
             OpenAIEmbeddings(
                 model=s.model,
-                base_url=s.base_url,
-                api_key=s.api_key or "not-needed",  # type: ignore[arg-type]
+                openai_api_base=s.base_url,
+                openai_api_key=s.api_key or SecretStr("not-needed"),
                 check_embedding_ctx_length=False,  # tokenising with tiktoken is wrong for non-OpenAI models
                 chunk_size=s.batch_size,
                 max_retries=2,
-                timeout=60.0,
+                request_timeout=60.0,
             ),
             s.base_url,
             s.api_key.get_secret_value() if s.api_key else None,
@@ -110,7 +116,7 @@ class StreamError(Exception):
 
 
 @functools.cache
-def _checked_chat_openai() -> type[BaseChatModel]:
+def _checked_chat_openai() -> type[ChatOpenAI]:
     """``ChatOpenAI`` whose stream must end with a ``finish_reason``: a stream cut short, garbage, or a
     connection lost mid-answer raises :class:`StreamError` instead of passing for a (short) answer."""
     import openai
@@ -140,7 +146,8 @@ def _checked_chat_openai() -> type[BaseChatModel]:
                 raise StreamError("dropped the connection in the middle of the answer", chars) from e
             if not started:
                 raise StreamError(
-                    "sent no answer: its response is not an OpenAI chat-completions stream (does RAG_LLM_BASE_URL end in /v1?)"
+                    "sent no answer: its response is not an OpenAI chat-completions stream "
+                    "(does RAG_LLM_BASE_URL end in /v1?)"
                 )
             if not finished:
                 raise StreamError("ended the stream before the answer was complete (no finish_reason)", chars)
@@ -212,15 +219,15 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
         base_url = server.base_url or ""
         api_key = "local"
     root = _bounded_retry_client(base_url, api_key, s.timeout, s.max_retries)
-    return _checked_chat_openai()(
-        model=s.model,
-        base_url=base_url,
-        api_key=api_key,  # type: ignore[arg-type]
+    return _checked_chat_openai()(  # field names, not their aliases: see make_embeddings
+        model_name=s.model,
+        openai_api_base=base_url,
+        openai_api_key=SecretStr(api_key),
         root_client=root,
         client=root.chat.completions,
         temperature=s.temperature,
-        max_tokens=s.max_tokens,  # type: ignore[call-arg]
-        timeout=s.timeout,
+        max_tokens=s.max_tokens,
+        request_timeout=s.timeout,
         max_retries=s.max_retries,
         streaming=streaming,
         stream_usage=True,
@@ -245,11 +252,17 @@ def describe_llm_error(error: Exception, settings: Settings) -> BackendError:
     if isinstance(error, StreamError):
         msg = f"The {where} {error}."
         if error.chars:
-            msg += f" The partial answer ({error.chars} characters) was discarded, and not retried since it had been shown: ask again."
+            msg += (
+                f" The partial answer ({error.chars} characters) was discarded, "
+                "and not retried since it had been shown: ask again."
+            )
         else:
             msg += " Check the server's log."
     elif isinstance(error, openai.APITimeoutError):
-        msg = f"The {where} did not answer within {s.timeout:g} s ({tries}): is it overloaded? Raise RAG_LLM__TIMEOUT or try later."
+        msg = (
+            f"The {where} did not answer within {s.timeout:g} s ({tries}): is it overloaded? "
+            "Raise RAG_LLM__TIMEOUT or try later."
+        )
     elif isinstance(error, openai.APIConnectionError):
         fix = "Check RAG_LLM_BASE_URL." if s.base_url else "It is restarted on the next question."
         msg = f"Cannot reach the {where} ({tries}): is it running? {fix}"

@@ -128,7 +128,9 @@ class BM25Store:
         This is what an ingest compares against: with it, re-ingesting unchanged data reads no
         metadata back from Chroma.
         """
-        states = {pid: (set(hashes), [], set(counts)) for pid, (hashes, counts) in self.papers.items()}
+        states: dict[str, tuple[set[str], list[str], set[int]]] = {
+            pid: (set(hashes), [], set(counts)) for pid, (hashes, counts) in self.papers.items()
+        }
         for cid in self.ids:
             states.setdefault(paper_of_chunk(cid), (set(), [], set()))[1].append(cid)
         return states

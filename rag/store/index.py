@@ -28,7 +28,7 @@ from rag.settings import Settings
 from rag.store.bm25 import BM25Input, BM25Store
 from rag.store.chroma import ChromaConnection, RawHit, is_not_found, to_chroma_where
 from rag.store.metadata import document_of, paper_from_metadata, unpack_metadata
-from rag.types import MetaValue, Paper
+from rag.types import IngestReport, MetaValue, Paper
 
 SCHEMA = 1
 
@@ -227,10 +227,10 @@ class PaperIndex:
         prune: bool = False,
         progress: Callable[[int, int], None] | None = None,
         lock_timeout: float = 600.0,
-    ) -> Any:
+    ) -> IngestReport:
         """Add new papers, replace changed ones, skip unchanged ones; with ``prune`` remove papers not given.
 
-        Returns an :class:`~rag.store.ingest.IngestReport`. ``progress(done, total)`` is called as chunks are written.
+        ``progress(done, total)`` is called as chunks are written.
         """
         from rag.store.ingest import ingest
 

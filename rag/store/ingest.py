@@ -38,7 +38,9 @@ def ingest(
     progress: Callable[[int, int], None] | None = None,
     lock_timeout: float = 600.0,
 ) -> IngestReport:
-    """Index ``papers`` under the writer lock (see the module docstring); ``progress(done, total)`` as chunks are written."""
+    """Index ``papers`` under the writer lock (see the module docstring).
+
+    ``progress(done, total)`` is called as chunks are written."""
     with index.writer_lock(lock_timeout):
         return _ingest_locked(index, papers, prune=prune, progress=progress)
 

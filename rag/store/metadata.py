@@ -93,7 +93,8 @@ def unpack_metadata(meta: dict[str, Any] | None) -> dict[str, Any]:
             out.update(json.loads(packed))
         except ValueError as e:
             raise IndexCorruptError(
-                f"Chunk {out.get('_paper_id')!r} has damaged metadata in the index ({e}); rebuild it with `rag ingest --rebuild PATH...`."
+                f"Chunk {out.get('_paper_id')!r} has damaged metadata in the index ({e}); "
+                "rebuild it with `rag ingest --rebuild PATH...`."
             ) from e
     return out
 

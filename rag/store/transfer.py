@@ -34,7 +34,9 @@ def export_index(index: PaperIndex, path: Path) -> dict[str, Any]:
     if col is None or index.count_chunks() == 0:
         raise EmptyIndexError(f"Nothing to export: collection {index.settings.collection!r} is empty.")
     meta = {k: v for k, v in (col.metadata or {}).items() if k != "generation"}
-    ids, vectors, lines = [], [], []
+    ids: list[str] = []
+    vectors: list[np.ndarray] = []
+    lines: list[str] = []
     for got in index.chroma.pages(col, ["embeddings", "metadatas"], "reading the index for export"):
         ids.extend(got["ids"])
         vectors.append(np.asarray(got["embeddings"], dtype="<f4"))

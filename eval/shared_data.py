@@ -51,7 +51,7 @@ def shared_data(name: str, root: str | Path | None = None) -> Path:
             raise ConfigError(f"{name} not found: set {ENV} to the folder holding {top} ({what})")
         hint = f"; set {ENV} to the folder holding {top}"
     else:
-        hint = ""
+        hint = f"; point --data or {ENV} at the folder holding {top}"
     path = Path(root) / name
     if not path.exists():
         raise ConfigError(f"{path} not found ({what}){hint}")

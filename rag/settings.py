@@ -117,7 +117,7 @@ class AnswerSettings(_Group):
     )
     min_support: float = Field(
         default=0.60,
-        description="A sentence with a lower support score is unsupported (measured by `python -m eval.calibrate`).",
+        description="A sentence with a lower support score is unsupported (measured by `eval/bench/calibrate.py`).",
     )
     max_question_chars: int = Field(default=2000, ge=1, description="Longer questions are rejected.")
 
@@ -305,7 +305,7 @@ def get_settings(**overrides: Any) -> Settings:
 
 
 def settings_table() -> str:
-    """The settings as a Markdown table (the README embeds it; a test keeps the two in sync)."""
+    """The settings as a Markdown table, embedded in docs/configuration.md (a test keeps the two in sync)."""
     rows = ["| environment variable | default | meaning |", "|---|---|---|"]
 
     def walk(model: type[BaseModel], prefix: str) -> None:

@@ -5,7 +5,7 @@ and may change. The apps (``rag.apps``), the UI (``rag.ui``) and the evaluation 
 (``rag.evaluation``) use only these names; import-linter enforces it.
 """
 
-from rag.answering.pipeline import NO_ANSWER
+from rag.answering.evidence import NO_ANSWER
 from rag.assistant import Assistant
 from rag.corpus import SUPPORTED_SUFFIXES
 from rag.errors import (
@@ -29,6 +29,7 @@ from rag.types import (
     IngestReport,
     MetaValue,
     Paper,
+    Quote,
     Query,
     SearchHit,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "MetaValue",
     "Paper",
     "Query",
+    "Quote",
     "QuestionError",
     "RagError",
     "SearchHit",

@@ -249,7 +249,7 @@ class Assistant:
 
     def _answer_events(self, query: Query) -> Iterator[Event]:
         prep = self._pipeline.prepare(query)
-        yield StatusEvent(prep.standalone, prep.hits)
+        yield StatusEvent(prep.standalone, prep.hits, prep.quotes())
         if query.mode == "extractive":
             raw = self._pipeline.extractive(prep)
             yield TokenEvent(raw)

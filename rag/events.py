@@ -14,18 +14,20 @@ A bad question raises :class:`~rag.errors.QuestionError` before the first event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rag.errors import RagError
-from rag.types import Answer, SearchHit
+from rag.types import Answer, Quote, SearchHit
 
 
 @dataclass(frozen=True)
 class StatusEvent:
-    """Retrieval is done: the question as it was searched, and the papers found (best first)."""
+    """Retrieval is done: the question as it was searched, the papers found (best first) and the
+    sentences the model is about to read (worth showing at once: the answer is built from them)."""
 
     standalone_question: str
     sources: list[SearchHit]
+    evidence: list[Quote] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

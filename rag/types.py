@@ -104,6 +104,18 @@ class SearchHit(BaseModel):
         }
 
 
+class Quote(BaseModel):
+    """A sentence of an abstract shown to the model as evidence, numbered like the citations."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int = Field(description="The source number the answer's [n] markers use.")
+    paper_id: str
+    title: str
+    text: str = Field(description="The sentence as plain text (LaTeX and Markdown rendered).")
+    span: tuple[int, int] = Field(description="Character span of the sentence in the paper's abstract.")
+
+
 class Citation(BaseModel):
     """A verified citation: marker ``[n]`` resolves to ``paper_id``; ``span`` locates the supporting
     sentence in the paper's original abstract."""

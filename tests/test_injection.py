@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from rag import NO_ANSWER, Answer, Assistant, Query, Settings
-from rag.answering.pipeline import format_evidence, is_evidence, neutralise
+from rag.answering.evidence import format_evidence, is_evidence, neutralise
 from rag.answering.verify import Evidence, is_instruction
 from rag.ui.app import build_app
 from tests.conftest import DATA

@@ -24,29 +24,24 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from rag.answering.evidence import (
+    NO_ANSWER,
+    SentenceScorer,
+    format_evidence,
+    select_evidence,
+)
 from rag.answering.prompts import load_prompt
 from rag.answering.verify import (
     Embed,
     Evidence,
     SentenceVerdict,
-    is_instruction,
     key_terms,
     render,
     verify_answer,
-    visible_text,
 )
-from rag.corpus.chunking import chunk_paper, count_tokens, split_sentences
+from rag.corpus.chunking import chunk_paper, count_tokens
 from rag.settings import Settings
-from rag.types import Answer, AnswerMode, AnswerSentence, Citation, Paper, Query, Role, SearchHit
-
-NO_ANSWER = "The indexed abstracts don't answer this."
-
-_MARKER_LIKE = re.compile(r"[\[\uff3b\u3010\u3014]\s*(\d+(?:\s*[-\u2013,;]\s*\d+)*)\s*[\]\uff3d\u3011\u3015]")
-_TEMPLATE_TOKEN = re.compile(
-    r"<\|([^|<>]{0,40})\|>"
-)  # <|im_start|>, <|im_end|>, <|eot_id|>: llama.cpp parses them as tokens
-_PROMPT_LABEL = re.compile(r"\b(sources?|question|answer)\s*:", re.I)  # the labels of prompts/answer.md
-_NO_ANSWER_WORDS = re.sub(r"\W+", " ", NO_ANSWER.lower()).strip()
+from rag.types import Answer, AnswerMode, AnswerSentence, Citation, Paper, Query, Quote, Role, SearchHit
 
 _REFUSAL = re.compile(
     r"(don't|do not|does not|doesn't|cannot|can't|unable to)\s+"
@@ -110,34 +105,15 @@ class Prepared:
     names_source: bool = (
         False  # the question names a retrieved paper (it passes the relevance gate whatever its cosine)
     )
+    shown: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # source n -> sentence spans shown
 
-
-def neutralise(text: str) -> str:
-    """Abstract text as the prompt shows it: on one line (so it cannot start a ``[n]``, ``Question:`` or
-    ``Answer:`` line of its own), without invisible characters, with citation-like brackets as
-    parentheses (no planted ``[2]``), chat-template tokens broken up (no forged ``<|im_end|>``) and
-    the prompt's labels turned into plain words."""
-    text = _MARKER_LIKE.sub(r"(\1)", visible_text(text))
-    text = _TEMPLATE_TOKEN.sub(r"<\1>", text)
-    return _PROMPT_LABEL.sub(r"\1 -", text)
-
-
-def is_evidence(sentence: str) -> bool:
-    """An abstract sentence may be shown and cited unless it instructs the assistant or mimics our
-    refusal sentence (a planted refusal would make the model abstain on a question the paper answers)."""
-    words = re.sub(r"\W+", " ", visible_text(sentence).lower())
-    return not is_instruction(sentence) and _NO_ANSWER_WORDS not in words
-
-
-def format_evidence(evidence: Sequence[Evidence], shown: dict[int, list[tuple[int, int]]]) -> str:
-    """``[n] Title: sentence sentence`` lines, abstract text neutralised (a title that instructs the
-    assistant is replaced by the paper id)."""
-    lines = []
-    for ev in evidence:
-        body = neutralise(" ".join(ev.abstract[a:b] for a, b in shown[ev.n]))
-        title = neutralise(ev.paper_id if is_instruction(ev.title) else ev.title)
-        lines.append(f"[{ev.n}] {title}: {body}")
-    return "\n".join(lines) + "\n"
+    def quotes(self) -> list[Quote]:
+        """The sentences shown to the model, numbered like the sources."""
+        return [
+            Quote(n=ev.n, paper_id=ev.paper_id, title=ev.title, text=ev.sentence(span), span=span)
+            for ev in self.evidence
+            for span in self.shown.get(ev.n, [])
+        ]
 
 
 class AnswerPipeline:
@@ -153,6 +129,7 @@ class AnswerPipeline:
         self.settings = settings
         self.retrieve = retrieve
         self.embed = embed
+        self.scorer = SentenceScorer(embed)
         self._chat_model = chat_model
         self.system = load_prompt("system").format(no_answer=NO_ANSWER)
         self.answer_template = load_prompt("answer")
@@ -185,46 +162,17 @@ class AnswerPipeline:
         return fallback_condense(history, question)
 
     def select_evidence(
-        self, question: str, hits: Sequence[SearchHit]
+        self, question: str, hits: Sequence[SearchHit], *, budget: int | None = None, per_paper: int | None = None
     ) -> tuple[list[Evidence], dict[int, list[tuple[int, int]]]]:
         """Number the papers and pick their most relevant sentences within the token budget."""
-        budget = self.settings.answer.context_tokens
-        enc = self.settings.chunking.encoding
-        qvec, qterms = self.embed([question])[0], key_terms(question)
-        candidates: list[tuple[float, int, tuple[int, int]]] = []  # (score, hit index, span)
-        spans_of: list[list[tuple[int, int]]] = []
-        for i, h in enumerate(hits):
-            spans = [
-                sp
-                for sp in split_sentences(h.abstract) or [(0, len(h.abstract))]
-                if is_evidence(h.abstract[sp[0] : sp[1]])
-            ]
-            spans_of.append(spans)
-            if not spans:
-                continue  # nothing in it is evidence: the paper is not offered
-            # earlier-ranked papers get a small prior; the title names the paper for the model
-            for span, score in zip(spans, self._sentence_relevance(qvec, qterms, h.abstract, spans)):
-                candidates.append((score - 0.02 * i, i, span))
-        candidates.sort(key=lambda c: -c[0])
-        chosen: dict[int, list[tuple[int, int]]] = {}
-        used = 0
-        for _score, i, span in candidates:
-            title_cost = 0 if i in chosen else count_tokens(hits[i].title, enc) + 4
-            cost = count_tokens(hits[i].abstract[span[0] : span[1]], enc) + title_cost
-            if used + cost > budget and chosen:  # the single best sentence always goes in, cut to the budget
-                continue
-            chosen.setdefault(i, []).append(span)
-            used += cost
-            if used >= budget:
-                break
-        order = sorted(chosen)  # retrieval order
-        evidence = []
-        shown = {}
-        for n, i in enumerate(order, 1):
-            h = hits[i]
-            evidence.append(Evidence(n, h.paper_id, h.title, h.abstract, h.text, tuple(spans_of[i])))
-            shown[n] = sorted(chosen[i])
-        return evidence, shown
+        return select_evidence(
+            question,
+            hits,
+            self.scorer,
+            budget=budget or self.settings.answer.context_tokens,
+            encoding=self.settings.chunking.encoding,
+            per_paper=per_paper,
+        )
 
     def prepare(self, query: Query) -> Prepared:
         t0 = time.perf_counter()
@@ -261,7 +209,9 @@ class AnswerPipeline:
         ]
         timings["evidence"] = time.perf_counter() - t2
         prompt_tokens = sum(count_tokens(str(m.content), self.settings.chunking.encoding) for m in messages)
-        return Prepared(question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error, named)
+        return Prepared(
+            question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error, named, shown
+        )
 
     def finalize(
         self, prep: Prepared, raw: str, mode: AnswerMode = "llm", extra: dict[str, Any] | None = None

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d+(?:[.,]\d+)*%?")
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
-_STOP = frozenset(
+STOPWORDS = frozenset(
     [
         "a",
         "an",
@@ -228,8 +229,13 @@ class Evidence:
 
     @property
     def text(self) -> str:
-        """The evidence sentences of the abstract: instructions to the assistant left out."""
-        return " ".join(self.abstract[a:b] for a, b in self.spans)
+        """The evidence sentences of the abstract, as plain text (LaTeX/Markdown rendered, see
+        :func:`rag.corpus.normalise_text`): instructions to the assistant left out."""
+        return " ".join(self.sentence(sp) for sp in self.spans)
+
+    def sentence(self, span: tuple[int, int]) -> str:
+        """The sentence at ``span`` of the abstract as plain text, the form claims are compared with."""
+        return normalise_text(self.abstract[span[0] : span[1]])
 
 
 @dataclass
@@ -248,7 +254,7 @@ def key_terms(text: str) -> set[str]:
     out = set()
     for w in _WORD.findall(text):
         w = w.lower().strip("'")
-        if w in _STOP or len(w) < 2 and not w.isdigit():
+        if w in STOPWORDS or len(w) < 2 and not w.isdigit():
             continue
         if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
@@ -292,8 +298,8 @@ def support_score(
     terms = key_terms(strip_markers(sentence))
     sims = ev_vecs @ sentence_vec
     per_sentence = []
-    for (a, b), sim in zip(ev.spans, sims):
-        cov = len(terms & key_terms(ev.abstract[a:b])) / len(terms) if terms else 0.0
+    for span, sim in zip(ev.spans, sims):
+        cov = len(terms & key_terms(ev.sentence(span))) / len(terms) if terms else 0.0
         per_sentence.append(0.5 * float(sim) + 0.5 * cov)
     best = int(np.argmax(per_sentence))
     coverage = len(terms & key_terms(ev.text)) / len(terms) if terms else 0.0
@@ -315,7 +321,7 @@ def verify_answer(
     by_n = {e.n: e for e in evidence}
     clean = [strip_markers(s) for s in sentences]
     vecs = embed(clean) if clean else np.zeros((0, 1))
-    ev_vecs = {e.n: embed([e.abstract[a:b] for a, b in e.spans]) for e in evidence}
+    ev_vecs = {e.n: embed([e.sentence(sp) for sp in e.spans]) for e in evidence}
     verdicts = []
     for sent, text, vec in zip(sentences, clean, vecs):
         markers = parse_markers(sent)

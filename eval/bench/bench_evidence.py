@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
                 if not case.answerable or case.type in ("list", "comparison"):
                     continue
                 status = next(
-                    e for e in a.stream(case.question, history=list(case.history) or None, k=args.k) if isinstance(e, StatusEvent)
+                    e
+                    for e in a.stream(case.question, history=list(case.history) or None, k=args.k)
+                    if isinstance(e, StatusEvent)
                 )
                 shown: dict[str, list[tuple[int, int]]] = {}
                 for q in status.evidence:

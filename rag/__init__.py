@@ -29,8 +29,8 @@ from rag.types import (
     IngestReport,
     MetaValue,
     Paper,
-    Quote,
     Query,
+    Quote,
     SearchHit,
 )
 

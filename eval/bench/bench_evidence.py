@@ -19,7 +19,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 from rag import Assistant, StatusEvent, get_settings
 from rag.evaluation.dataset import load_gold, resolve_cases
 

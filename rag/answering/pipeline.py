@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
@@ -130,6 +129,7 @@ class AnswerPipeline:
         self.retrieve = retrieve
         self.embed = embed
         self.scorer = SentenceScorer(embed)
+        self.quoter = self.scorer
         self._chat_model = chat_model
         self.system = load_prompt("system").format(no_answer=NO_ANSWER)
         self.answer_template = load_prompt("answer")
@@ -221,7 +221,9 @@ class AnswerPipeline:
         sources = self._ordered_sources(prep)
         if prep.refuse_reason is not None:
             return self._refusal(prep, sources, [], mode, extra, t0)
-        verdicts = verify_answer(raw, prep.evidence, self.embed, min_support=self.settings.answer.min_support)
+        verdicts = verify_answer(
+            raw, prep.evidence, self.embed, min_support=self.settings.answer.min_support, question=prep.standalone
+        )
         claims = [v for v in verdicts if v.claim]
         supported = [v for v in claims if v.supported]
         if is_refusal(raw) or not supported:
@@ -315,28 +317,16 @@ class AnswerPipeline:
         return ev.chunk_text
 
     # ------------------------------------------------------------------ extractive mode
-    def _sentence_relevance(
-        self, qvec: np.ndarray, qterms: set[str], abstract: str, spans: Sequence[tuple[int, int]]
-    ) -> list[float]:
-        """Relevance of each sentence to the question: cosine similarity + 0.3 x share of the question's key terms."""
-        sims = self.embed([abstract[a:b] for a, b in spans]) @ qvec
-        return [
-            float(sim) + 0.3 * len(qterms & key_terms(abstract[a:b])) / max(1, len(qterms))
-            for (a, b), sim in zip(spans, sims)
-        ]
-
     def extractive(self, prep: Prepared, max_sentences: int = 2) -> str:
         """The most relevant sentences of the offered sources, each cited: no LLM."""
         if prep.refuse_reason is not None or not prep.evidence:
             return ""
-        qvec, qterms = self.embed([prep.standalone])[0], key_terms(prep.standalone)
-        scored = []
-        for ev in prep.evidence:
-            for span, score in zip(ev.spans, self._sentence_relevance(qvec, qterms, ev.abstract, ev.spans)):
-                scored.append((score, ev.n, span))
-        scored.sort(key=lambda s: -s[0])
-        picked = scored[:max_sentences]
+        cands = [(ev.n, span) for ev in prep.evidence for span in ev.spans]
         by_n = {e.n: e for e in prep.evidence}
+        texts = [by_n[n].sentence(span) for n, span in cands]
+        scores = self.quoter.score(prep.standalone, texts, [n for n, _ in cands])
+        scored = sorted(((float(sc), n, span) for sc, (n, span) in zip(scores, cands)), key=lambda x: -x[0])
+        picked = scored[:max_sentences]
         return " ".join(f"{' '.join(by_n[n].abstract[a:b].split()).rstrip('.')} [{n}]." for _s, n, (a, b) in picked)
 
     def as_runnable(self) -> Runnable[Query, Answer]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import Stemmer
 
 from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
@@ -233,6 +234,11 @@ class Evidence:
         :func:`rag.corpus.normalise_text`): instructions to the assistant left out."""
         return " ".join(self.sentence(sp) for sp in self.spans)
 
+    @property
+    def raw_text(self) -> str:
+        """The evidence sentences exactly as the abstract writes them."""
+        return " ".join(self.abstract[a:b] for a, b in self.spans)
+
     def sentence(self, span: tuple[int, int]) -> str:
         """The sentence at ``span`` of the abstract as plain text, the form claims are compared with."""
         return normalise_text(self.abstract[span[0] : span[1]])
@@ -247,6 +253,7 @@ class SentenceVerdict:
     claim: bool  # False for fragments too short to carry a claim
     best: tuple[int, tuple[int, int]] | None = None  # (n, span) of the best supporting sentence
     dropped_markers: list[int] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # why the best source does not support it (fact_problems)
 
 
 def key_terms(text: str) -> set[str]:
@@ -262,8 +269,135 @@ def key_terms(text: str) -> set[str]:
     return out
 
 
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+    if w != "_"  # "one" is a pronoun as often as a number
+} | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000", "dozen": "12"}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+# a function-like expression: O(D), O(poly(D)), exp[O(D)], c(v), O(log D), f(x, y)
+_EXPRESSION = re.compile(r"\b[A-Za-z]\w{0,10}\s?[(\[](?:[^()\[\]]|[(\[][^()\[\]]*[)\]]){1,40}[)\]]")
+# a name: an inner capital, letters mixed with digits, an acronym, '@' or '&'
+# (WildBox, Qwen3-VL, GPT-4, AP@50, Who&When)
+_NAME = re.compile(
+    r"(?<![\w@&-])(?=[\w@&.-]*(?:[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}|@|&))[A-Za-z0-9][\w@&.-]*[\w]"
+)
+_CAPITALISED = re.compile(r"(?<=[a-z,;:]\s)[A-Z][a-z]{2,}(?:[-\s][A-Z][a-z]+)*")
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|neither|nor|cannot|without|lacks?|lacking|fails?|failed|unable|absent)\b"
+    r"|n't\b|\w-free\b|\bfree\s+of\b",
+    re.I,
+)
+_SKIP_AFTER_NEGATION = frozenset(
+    [
+        "be",
+        "is",
+        "are",
+        "was",
+        "were",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "a",
+        "an",
+        "the",
+        "any",
+        "only",
+        "yet",
+        "always",
+        "necessarily",
+        "much",
+        "more",
+        "significantly",
+        "substantially",
+        "fully",
+        "entirely",
+        "directly",
+        "explicitly",
+        "even",
+        "also",
+        "just",
+        "to",
+    ]
+)
+_stem_words = Stemmer.Stemmer("english").stemWords
+
+
+def _polarity(text: str) -> tuple[set[str], set[str]]:
+    """(stems said under a negation, stems said plainly): "it does not struggle with X" gives
+    ({"struggl"}, {..., "x"}). The negated word is the first content word after "not", "no",
+    "without", "fails to" ... (or the word before "-free": "training-free" negates "train")."""
+    negated: set[str] = set()
+    for m in re.finditer(r"(\w+)-free\b", text, re.I):
+        negated.add(m.group(1).lower())
+    for m in _NEGATION.finditer(text):
+        for w in re.findall(r"[A-Za-z][\w-]*", text[m.end() : m.end() + 60])[:4]:
+            if w.lower() not in _SKIP_AFTER_NEGATION:
+                negated.add(w.lower())
+                break
+    words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", text)} - STOPWORDS - _SKIP_AFTER_NEGATION
+    neg = set(_stem_words(sorted(negated)))
+    return neg, set(_stem_words(sorted(words))) - neg
+
+
 def numbers(text: str) -> set[str]:
-    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+    """The numbers in ``text``, digits or words ("seven" -> "7"; "237,505" -> "237505")."""
+    words = {_NUMBER_WORDS[w.lower()] for w in _NUMBER_WORD.findall(text)}
+    return {n.replace(",", "") for n in _NUMBER.findall(text)} | words
+
+
+def _initials(text: str) -> set[str]:
+    """Acronyms the text spells out: "large language models" gives "llm" (and "lm", "lang..."): so a
+    claim may say LLM where the abstract says large language models."""
+    words = [w[0].lower() for w in re.findall(r"[A-Za-z][\w-]*", text)]
+    return {"".join(words[i : i + n]) for n in range(2, 6) for i in range(len(words) - n + 1)}
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s$]+", "", text).lower()
+
+
+def fact_problems(claim: str, window: str, paper: str, question: str = "") -> list[str]:
+    """Why ``claim`` is not what its source says, checked word by word (empty when nothing is wrong).
+
+    ``window`` is the source sentence that supports the claim best, ``paper`` the
+    abstract's evidence text, ``question`` what was asked (a name the user typed may be repeated).
+    Embedding similarity and shared words cannot see a changed number, a swapped name or an added
+    "not"; these checks can:
+
+    * every number of the claim is in the abstract ("237,505", "seven" = "7");
+    * every expression (``O(poly(D))``) and every name (WildBox, Qwen3-VL, a capitalised word such as
+      "Hardware") is in the abstract or the question;
+    * the claim and the clause of the source it restates agree on negation ("does not", "-free", "without").
+    """
+    problems = []
+    missing = numbers(claim) - numbers(paper) - numbers(question)
+    if missing:
+        problems.append(f"number {', '.join(sorted(missing))} not in the source")
+    squashed = _squash(paper) + " " + _squash(question)
+    for expr in _EXPRESSION.findall(claim):
+        if _squash(expr) not in squashed:
+            problems.append(f"expression {expr} not in the source")
+    lowered = (paper + " " + question).lower()
+    initials = _initials(paper + " " + question)
+    for name in set(_NAME.findall(claim)) | set(_CAPITALISED.findall(claim)):
+        key = name.lower().strip(".")
+        if key not in lowered and not (name.isupper() and key.rstrip("s") in initials):
+            problems.append(f"name {name} not in the source")
+    # a contradiction in polarity: the same word negated on one side, plainly said on a side with no negation
+    claim_neg, claim_pos = _polarity(claim)
+    window_neg, window_pos = _polarity(window)
+    if (claim_neg & window_pos and not window_neg) or (window_neg & claim_pos and not claim_neg):
+        problems.append("negation differs from the source")
+    return problems
 
 
 def parse_markers(text: str) -> list[int]:
@@ -310,11 +444,16 @@ def support_score(
 
 
 def verify_answer(
-    answer: str, evidence: Sequence[Evidence], embed: Embed, *, min_support: float
+    answer: str, evidence: Sequence[Evidence], embed: Embed, *, min_support: float, question: str = ""
 ) -> list[SentenceVerdict]:
     """Check every sentence of ``answer``: drop markers that resolve to no source, re-attribute a
     citation to the source that supports the sentence, attach one where missing, and flag
-    sentences nothing supports."""
+    sentences nothing supports.
+
+    A source supports a sentence when its support score reaches ``min_support`` and
+    :func:`fact_problems` finds nothing wrong. A sentence that only restates the ``question`` (no key
+    term beyond it: "The authors coin the finding that ...") carries no claim and cites nothing.
+    """
     sentences = split_answer(answer)
     if not sentences:
         return []
@@ -322,34 +461,57 @@ def verify_answer(
     clean = [strip_markers(s) for s in sentences]
     vecs = embed(clean) if clean else np.zeros((0, 1))
     ev_vecs = {e.n: embed([e.sentence(sp) for sp in e.spans]) for e in evidence}
+    asked = key_terms(question)
     verdicts = []
     for sent, text, vec in zip(sentences, clean, vecs):
         markers = parse_markers(sent)
         valid = [n for n in dict.fromkeys(markers) if n in by_n]
         dropped = [n for n in markers if n not in by_n]
         terms = key_terms(text)
-        if len(terms) < 2:
-            # Too short to score, so it carries no checkable claim. It keeps a marker only where its
-            # content word is in that source's evidence: "Yes [1]." stays, while "HACKED [1]", a word
-            # that only an instruction in the abstract contained, is dropped.
-            grounded = [n for n in valid if terms - _ANSWER_WORDS <= key_terms(by_n[n].text)]
+        if len(terms) < 2 or (asked and not terms - asked and not numbers(text) - numbers(question)):
+            # Too short to score, or only the question said back: no checkable claim. It keeps a marker
+            # only where its content word is in that source's evidence: "Yes [1]." stays, while
+            # "HACKED [1]", a word that only an instruction in the abstract contained, is dropped.
+            grounded = [n for n in valid if terms - _ANSWER_WORDS - asked <= key_terms(by_n[n].text)]
             dropped += [n for n in valid if n not in grounded]
             verdicts.append(SentenceVerdict(text, grounded, 0.0, bool(grounded) or not valid, False, None, dropped))
             continue
         scores = {e.n: support_score(text, vec, e, ev_vecs[e.n]) for e in evidence}
-        cited_ok = [n for n in valid if scores[n][0] >= min_support]
-        best_n: int | None
-        if cited_ok:
-            best_n = max(cited_ok, key=lambda n: scores[n][0])
-            cited = cited_ok
-        else:
-            best_n = max(scores, key=lambda n: scores[n][0]) if scores else None
-            cited = [best_n] if best_n is not None and scores[best_n][0] >= min_support else []
-        support = scores[best_n][0] if best_n is not None else 0.0
-        ok = bool(cited)
-        best = (best_n, scores[best_n][1]) if ok and best_n is not None else None
-        verdicts.append(SentenceVerdict(text, cited, round(support, 4), ok, True, best, dropped))
+        verdicts.append(_judge(text, valid, dropped, scores, by_n, min_support, question))
     return verdicts
+
+
+def _judge(
+    text: str,
+    valid: list[int],
+    dropped: list[int],
+    scores: dict[int, tuple[float, tuple[int, int]]],
+    by_n: dict[int, Evidence],
+    min_support: float,
+    question: str,
+) -> SentenceVerdict:
+    """The verdict on one claim sentence, given each source's support score and best sentence."""
+    problems: dict[int, list[str]] = {}
+
+    def supports(n: int) -> bool:
+        if scores[n][0] < min_support:
+            return False
+        if n not in problems:
+            ev = by_n[n]  # names and numbers may be quoted as the abstract writes them or as it reads
+            source = f"{ev.title}. {normalise_text(ev.title)}. {ev.text} {ev.raw_text}"
+            problems[n] = fact_problems(text, by_n[n].sentence(scores[n][1]), source, question)
+        return not problems[n]
+
+    cited = [n for n in valid if supports(n)]
+    if not cited:
+        ranked = sorted(scores, key=lambda n: -scores[n][0])
+        cited = next(([n] for n in ranked if supports(n)), [])
+    best_n = max(cited or scores, key=lambda n: scores[n][0], default=None)
+    support = scores[best_n][0] if best_n is not None else 0.0
+    ok = bool(cited)
+    best = (best_n, scores[best_n][1]) if ok and best_n is not None else None
+    why = problems.get(best_n, []) if not ok and best_n is not None else []
+    return SentenceVerdict(text, cited, round(support, 4), ok, True, best, dropped, why)
 
 
 def render(verdicts: Sequence[SentenceVerdict]) -> str:

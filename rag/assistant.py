@@ -12,6 +12,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from rag.answering.paths import compare, list_answer, yesno
 from rag.answering.pipeline import AnswerPipeline, History, MarkerFilter, normalise_history
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError
@@ -20,7 +21,17 @@ from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_m
 from rag.settings import Settings, get_settings
 from rag.store.index import PaperIndex
 from rag.store.retrieve import HybridRetriever, Retriever
-from rag.types import Answer, AnswerMode, IngestReport, MetaValue, Paper, Query, RetrievalMode, SearchHit
+from rag.types import (
+    Answer,
+    AnswerMode,
+    IngestReport,
+    MetaValue,
+    Paper,
+    Query,
+    QuestionKind,
+    RetrievalMode,
+    SearchHit,
+)
 
 
 class Assistant:
@@ -197,12 +208,15 @@ class Assistant:
         mode: AnswerMode | None = None,
         retrieval_mode: RetrievalMode | None = None,
         temperature: float | None = None,
+        kind: QuestionKind | None = None,
     ) -> Answer:
         """A grounded answer whose every claim cites a retrieved abstract, or a refusal.
 
         ``history`` is the conversation so far (``[("user", ...), ("assistant", ...)]`` or OpenAI-style
         dicts); a follow-up is rewritten into ``Answer.standalone_question`` before retrieval.
         ``retrieval_mode`` ("hybrid", "dense", "bm25") and ``temperature`` override the settings for this question.
+        ``kind`` ("lookup", "list", "compare", "yesno") picks the answer path; by default the question's form does
+        (``Answer.kind`` says which was taken).
         """
         for event in self.stream(
             question,
@@ -212,6 +226,7 @@ class Assistant:
             mode=mode,
             retrieval_mode=retrieval_mode,
             temperature=temperature,
+            kind=kind,
         ):
             if isinstance(event, AnswerEvent):
                 return event.answer
@@ -228,6 +243,7 @@ class Assistant:
         mode: AnswerMode | None = None,
         retrieval_mode: RetrievalMode | None = None,
         temperature: float | None = None,
+        kind: QuestionKind | None = None,
     ) -> Iterator[Event]:
         """The answer as typed events (see :mod:`rag.events`): one :class:`StatusEvent` once retrieval is done,
         :class:`TokenEvent` as the model writes (markers that resolve to nothing are held back and dropped),
@@ -241,15 +257,27 @@ class Assistant:
             mode=mode or self.settings.answer.mode,
             retrieval_mode=retrieval_mode,
             temperature=temperature,
+            kind=kind,
         )
         try:
             yield from self._answer_events(query)
         except RagError as e:
             yield ErrorEvent(e)
+        except Exception as e:  # the SDK raises many error types; describe them without secrets
+            yield ErrorEvent(describe_llm_error(e, self.settings))
 
     def _answer_events(self, query: Query) -> Iterator[Event]:
         prep = self._pipeline.prepare(query)
         yield StatusEvent(prep.standalone, prep.hits, prep.quotes())
+        if prep.kind == "list":
+            yield from list_answer(self._pipeline, prep, query, self._retriever.count_papers(query.where))
+            return
+        if prep.kind == "compare":
+            yield from compare(self._pipeline, prep, query)
+            return
+        if prep.kind == "yesno":
+            yield from yesno(self._pipeline, prep, query.mode)
+            return
         if query.mode == "extractive":
             raw = self._pipeline.extractive(prep)
             yield TokenEvent(raw)

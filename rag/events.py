@@ -1,7 +1,8 @@
 """What :meth:`rag.Assistant.stream` yields: typed events that the CLI, the HTTP API and the UI match on.
 
 A stream is ``StatusEvent`` (retrieval done) -> any number of ``TokenEvent`` (the draft as the model
-writes it, markers that resolve to nothing already removed) -> exactly one ``AnswerEvent`` (the verified
+writes it, markers that resolve to nothing already removed), and for a list question ``ItemEvent`` (a
+paper confirmed) and ``ProgressEvent`` (papers judged so far) -> exactly one ``AnswerEvent`` (the verified
 answer) or one ``ErrorEvent`` (the question could not be answered; the draft, if any, is disowned).
 A bad question raises :class:`~rag.errors.QuestionError` before the first event.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag.errors import RagError
-from rag.types import Answer, Quote, SearchHit
+from rag.types import Answer, ListItem, Quote, SearchHit
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,23 @@ class StatusEvent:
     standalone_question: str
     sources: list[SearchHit]
     evidence: list[Quote] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ItemEvent:
+    """A list question: one more paper confirmed to satisfy the criterion (``checked`` of ``total`` judged)."""
+
+    item: ListItem
+    checked: int
+    total: int
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """A list question or a table: ``checked`` of ``total`` candidate papers judged so far."""
+
+    checked: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -51,4 +69,4 @@ class ErrorEvent:
     error: RagError
 
 
-Event = StatusEvent | TokenEvent | AnswerEvent | ErrorEvent
+Event = StatusEvent | TokenEvent | ItemEvent | ProgressEvent | AnswerEvent | ErrorEvent

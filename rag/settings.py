@@ -113,6 +113,43 @@ class AnswerSettings(_Group):
         description="Token budget of the evidence shown to the LLM for a lookup (200: gold evidence recall 0.98, "
         "eval/bench/bench_evidence.py).",
     )
+    yesno_context_tokens: int = Field(
+        default=200, ge=50, description="Token budget of the evidence shown to the LLM for a yes/no question."
+    )
+    yesno_bias: tuple[float, float, float] = Field(
+        default=(0.0, 0.0, 0.0),
+        description="Added to P(yes), P(no), P(not stated) before the largest wins (calibrated on PubMedQA dev).",
+    )
+    list_full_scan: int = Field(
+        default=60, ge=1, description="A list question judges every paper of a (filtered) collection up to this size."
+    )
+    list_candidates: int = Field(
+        default=80, ge=1, description="Larger collections: the most relevant papers (hybrid retrieval) judged at most."
+    )
+    list_min_judged: int = Field(default=20, ge=1, description="Larger collections: papers judged before stopping.")
+    list_patience: int = Field(
+        default=15, ge=1, description="Larger collections: stop after this many rejections in a row."
+    )
+    list_min_yes: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="A paper is listed when the judge's P(yes) reaches this."
+    )
+    list_sentence_tokens: int = Field(
+        default=70, ge=20, description="Tokens of a paper's best sentences the list judge reads (plus its title)."
+    )
+    list_extractive_floor: float = Field(
+        default=0.6,
+        description="Extractive mode (no LLM): a paper is listed when its best sentence scores this + 0.25.",
+    )
+    compare_context_tokens: int = Field(
+        default=120, ge=30, description="Token budget of each paper's evidence in a comparison."
+    )
+    compare_max_tokens: int = Field(default=90, ge=10, description="Longest answer about one paper in a comparison.")
+    compare_max_papers: int = Field(default=4, ge=2, description="Papers in one comparison at most.")
+    compare_margin: float = Field(
+        default=0.08,
+        ge=0.0,
+        description="No paper named: compare the retrieved papers whose cosine is within this of the best.",
+    )
     min_relevance: float = Field(
         default=0.30, description="Refuse when no chunk reaches this cosine similarity and the question names no paper."
     )

@@ -24,6 +24,10 @@ def paper_of_chunk(chunk_id: str) -> str:
 Role = Literal["user", "assistant"]
 AnswerMode = Literal["llm", "extractive"]
 RetrievalMode = Literal["hybrid", "dense", "bm25"]
+QuestionKind = Literal["lookup", "list", "compare", "yesno"]
+"""lookup: facts from one or a few papers; list: which/how many papers satisfy a criterion (every
+candidate judged); compare: per-paper answers for named or retrieved papers; yesno: yes / no / not stated."""
+Verdict = Literal["yes", "no", "not stated"]
 
 
 class Query(BaseModel):
@@ -39,6 +43,9 @@ class Query(BaseModel):
     retrieval_mode: RetrievalMode | None = Field(default=None, description="None: settings.retrieval.mode.")
     temperature: float | None = Field(
         default=None, description="Sampling temperature for this question (None: settings)."
+    )
+    kind: QuestionKind | None = Field(
+        default=None, description="Answer path; None: recognised from the question's form."
     )
 
 
@@ -131,6 +138,19 @@ class Citation(BaseModel):
     support: float = 0.0
 
 
+class ListItem(BaseModel):
+    """A paper that satisfies a list question's criterion, with the sentence that qualifies it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int = Field(description="Its source number: the answer cites it as [n].")
+    paper_id: str
+    title: str
+    quote: str = Field(description="The qualifying sentence, verbatim from the abstract.")
+    span: tuple[int, int] = Field(description="Character span of the quote in the abstract.")
+    score: float = Field(description="How certain the judgement is, 0..1 (items are listed most certain first).")
+
+
 class AnswerSentence(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -160,9 +180,20 @@ class Answer(BaseModel):
         default=False,
         description="The question names a retrieved paper by title or acronym (it passes the relevance gate).",
     )
+    kind: QuestionKind = Field(default="lookup", description="The answer path taken (see QuestionKind).")
+    items: list[ListItem] = Field(
+        default_factory=list, description="list: the papers that qualify, most certain first."
+    )
+    checked: int | None = Field(default=None, description="list: how many papers were judged.")
+    collection_size: int | None = Field(default=None, description="list: papers in the (filtered) collection.")
+    verdict: Verdict | None = Field(default=None, description="yesno: the verdict, its deciding sentence cited.")
+    quoted: bool = Field(
+        default=False, description="The answer quotes the evidence because the model's own words could not be verified."
+    )
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "question": self.question,
             "standalone_question": self.standalone_question,
             "answer": self.text,
@@ -173,7 +204,81 @@ class Answer(BaseModel):
             "mode": self.mode,
             "timings": self.timings,
             "tokens": self.tokens,
+            "items": [i.model_dump() for i in self.items],
+            "checked": self.checked,
+            "collection_size": self.collection_size,
+            "verdict": self.verdict,
+            "quoted": self.quoted,
         }
+
+
+class TableCell(BaseModel):
+    """One attribute of one paper: a short value and the sentence behind it, or nothing when not stated."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attribute: str
+    value: str | None = Field(default=None, description="None: the abstract does not state it (never guessed).")
+    quote: str = Field(default="", description="The supporting sentence, verbatim from the abstract.")
+    span: tuple[int, int] | None = Field(default=None, description="Character span of the quote in the abstract.")
+
+    @property
+    def stated(self) -> bool:
+        return self.value is not None
+
+
+class TableRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    n: int = Field(description="Reference number of the paper (the [n] of the Markdown export).")
+    paper_id: str
+    title: str
+    cells: list[TableCell]
+
+
+class Table(BaseModel):
+    """A paper x attribute table: one row per paper, one cell per attribute, every value quoted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attributes: list[str]
+    rows: list[TableRow]
+    query: str | None = None
+    checked: int = 0
+    collection_size: int = 0
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump()
+
+    def to_csv(self) -> str:
+        """One line per paper: id, title, then per attribute its value and quote (empty when not stated)."""
+        import csv
+        import io
+
+        out = io.StringIO()
+        w = csv.writer(out)
+        w.writerow(["n", "paper_id", "title", *[x for a in self.attributes for x in (a, f"{a} (quote)")]])
+        for r in self.rows:
+            w.writerow([r.n, r.paper_id, r.title, *[x for c in r.cells for x in (c.value or "", c.quote)]])
+        return out.getvalue()
+
+    def to_markdown(self) -> str:
+        """A Markdown table whose values cite [n], and the numbered references with the quotes under it."""
+
+        def esc(text: str) -> str:
+            return " ".join(text.replace("|", "\\|").split())
+
+        lines = ["| paper | " + " | ".join(esc(a) for a in self.attributes) + " |"]
+        lines.append("|---" * (len(self.attributes) + 1) + "|")
+        for r in self.rows:
+            cells = [f"{esc(c.value)} [{r.n}]" if c.value else "*not stated*" for c in r.cells]
+            lines.append(f"| {esc(r.title)} | " + " | ".join(cells) + " |")
+        lines += ["", "References:", ""]
+        for r in self.rows:
+            lines.append(f"[{r.n}] {esc(r.title)} ({r.paper_id})")
+            lines += [f'    {c.attribute}: "{esc(c.quote)}"' for c in r.cells if c.value]
+        return "\n".join(lines) + "\n"
 
 
 @dataclass

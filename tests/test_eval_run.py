@@ -69,8 +69,11 @@ def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_pat
     assert wb.supported_rate == 0.5  # the invented author sentence was flagged by the verifier
     assert rows["unans-france"].refused and rows["unans-france"].decision_correct
     agg = report.aggregate
-    assert agg["refusal_recall"].value == 1.0 and agg["coverage"].value == 1 / len(PICK)
-    assert agg["precision"].value == 1.0 and agg["accuracy"].value == 0.25
+    # "Which papers introduce benchmarks ...?" takes the list path: every paper judged (the script says no
+    # to each), so it is answered "none matches" rather than refused, and that answer is wrong
+    assert rows["multi-agent-benchmarks"].answer.startswith("None of the papers matches")
+    assert agg["refusal_recall"].value == 1.0 and agg["coverage"].value == 2 / len(PICK)
+    assert agg["precision"].value == 0.5 and agg["accuracy"].value == 0.25
     assert agg["recall@k"].value is not None and agg["recall@k"].value > 0.7
     assert no_nan(json.loads(report.model_dump_json()))
 

@@ -136,7 +136,7 @@ def test_follow_up_shows_the_standalone_question(seed_assistant: Any) -> None:
 
 def test_refusal_shows_the_closest_papers(seed_assistant: Any) -> None:
     a, _ = with_fake(seed_assistant, lambda p: NO_ANSWER)
-    messages, _, answers, sources, *_ = run_chat(build_app(a), "Which paper studies WildBox drone footage of zebras?")[
+    messages, _, answers, sources, *_ = run_chat(build_app(a), "What does the WildBox drone footage of zebras show?")[
         -1
     ]
     assert answers[1]["refused"] is True

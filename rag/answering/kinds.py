@@ -16,10 +16,11 @@ then weak comparison words, which count only when the question names two or more
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import get_args
 
-QuestionKind = Literal["lookup", "list", "compare", "yesno"]
-KINDS: tuple[QuestionKind, ...] = ("lookup", "list", "compare", "yesno")
+from rag.types import QuestionKind
+
+KINDS: tuple[QuestionKind, ...] = get_args(QuestionKind)
 
 _PAPERS = (
     r"(?:papers?|works?|studies|study|articles?|abstracts?|publications?|contributions?|submissions?|ones"

@@ -29,18 +29,32 @@ from rag.answering.evidence import (
     format_evidence,
     select_evidence,
 )
+from rag.answering.kinds import classify_question
 from rag.answering.prompts import load_prompt
 from rag.answering.verify import (
     Embed,
     Evidence,
     SentenceVerdict,
     key_terms,
+    quote_fallback,
     render,
     verify_answer,
 )
 from rag.corpus.chunking import chunk_paper, count_tokens
 from rag.settings import Settings
-from rag.types import Answer, AnswerMode, AnswerSentence, Citation, Paper, Query, Quote, Role, SearchHit
+from rag.types import (
+    Answer,
+    AnswerMode,
+    AnswerSentence,
+    Citation,
+    Paper,
+    Query,
+    QuestionKind,
+    Quote,
+    Role,
+    SearchHit,
+    Verdict,
+)
 
 _REFUSAL = re.compile(
     r"(don't|do not|does not|doesn't|cannot|can't|unable to)\s+"
@@ -105,6 +119,7 @@ class Prepared:
         False  # the question names a retrieved paper (it passes the relevance gate whatever its cosine)
     )
     shown: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # source n -> sentence spans shown
+    kind: QuestionKind = "lookup"
 
     def quotes(self) -> list[Quote]:
         """The sentences shown to the model, numbered like the sources."""
@@ -134,6 +149,24 @@ class AnswerPipeline:
         self.system = load_prompt("system").format(no_answer=NO_ANSWER)
         self.answer_template = load_prompt("answer")
         self.condense_template = load_prompt("condense")
+        self.yesno_template = load_prompt("yesno")
+        self.judge_template = load_prompt("judge")
+
+    def chat(self) -> BaseChatModel:
+        """The chat model (built on first use: the embedded server starts then)."""
+        return self._chat_model()
+
+    def decide_yesno(self, probs: dict[str, float]) -> Verdict:
+        """The verdict from the model's P(yes), P(no), P(not stated), shifted by the calibrated biases."""
+        if not any(probs.values()):
+            return "not stated"
+        by, bn, bs = self.settings.answer.yesno_bias
+        scores: dict[Verdict, float] = {
+            "yes": probs["yes"] + by,
+            "no": probs["no"] + bn,
+            "not stated": probs["not"] + bs,
+        }
+        return max(scores, key=lambda v: scores[v])
 
     # ------------------------------------------------------------------ steps
     def condense(
@@ -188,7 +221,11 @@ class AnswerPipeline:
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)
         if not hits:
             return Prepared(question, standalone, hits, [], [], "nothing retrieved", timings, llm_error=llm_error)
-        named = any(names_paper(standalone, h.title) for h in hits)
+        named_count = sum(names_paper(standalone, h.title) for h in hits)
+        named = named_count > 0
+        kind = query.kind or classify_question(standalone, named_papers=named_count)
+        if kind in ("list", "compare"):  # these paths choose their own papers and evidence
+            return Prepared(question, standalone, hits, [], [], None, timings, 0, llm_error, named, {}, kind)
         if not (best is None or best >= self.settings.answer.min_relevance or named):
             return Prepared(
                 question,
@@ -200,17 +237,24 @@ class AnswerPipeline:
                 timings,
                 llm_error=llm_error,
                 names_source=named,
+                kind=kind,
             )
-        evidence, shown = self.select_evidence(standalone, hits)
+        budget = self.settings.answer.yesno_context_tokens if kind == "yesno" else None
+        evidence, shown = self.select_evidence(standalone, hits, budget=budget)
         context = format_evidence(evidence, shown)
-        messages: list[BaseMessage] = [
-            SystemMessage(self.system),
-            HumanMessage(self.answer_template.format(context=context, question=" ".join(standalone.split()))),
-        ]
+        flat_question = " ".join(standalone.split())
+        messages: list[BaseMessage] = (
+            [HumanMessage(self.yesno_template.format(context=context, question=flat_question))]
+            if kind == "yesno"
+            else [
+                SystemMessage(self.system),
+                HumanMessage(self.answer_template.format(context=context, question=flat_question)),
+            ]
+        )
         timings["evidence"] = time.perf_counter() - t2
         prompt_tokens = sum(count_tokens(str(m.content), self.settings.chunking.encoding) for m in messages)
         return Prepared(
-            question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error, named, shown
+            question, standalone, hits, evidence, messages, None, timings, prompt_tokens, llm_error, named, shown, kind
         )
 
     def finalize(
@@ -218,7 +262,7 @@ class AnswerPipeline:
     ) -> Answer:
         t0 = time.perf_counter()
         extra = extra or {}
-        sources = self._ordered_sources(prep)
+        sources = self.ordered_sources(prep)
         if prep.refuse_reason is not None:
             return self._refusal(prep, sources, [], mode, extra, t0)
         verdicts = verify_answer(
@@ -226,9 +270,18 @@ class AnswerPipeline:
         )
         claims = [v for v in verdicts if v.claim]
         supported = [v for v in claims if v.supported]
-        if is_refusal(raw) or not supported:
+        quoted = False
+        if not supported and not is_refusal(raw) and mode == "llm":
+            # The model answered but not in words we can verify: if one evidence sentence holds what it
+            # tried to say, answer with that sentence, quoted, rather than refuse (see quote_fallback).
+            fallback = quote_fallback(claims, prep.evidence, prep.standalone)
+            if fallback is not None:
+                verdicts, claims, supported, quoted = [fallback], [fallback], [fallback], True
+        if not supported:  # a refusal phrase beside verified claims ("X is not mentioned") refuses nothing
             return self._refusal(prep, sources, verdicts, mode, extra, t0)
         text = render([v for v in verdicts if v.supported and (v.claim or v.cited)])
+        if quoted:
+            text = f"The abstract states: {text}"
         citations = self._citations(prep, supported)
         return Answer(
             question=prep.question,
@@ -246,10 +299,12 @@ class AnswerPipeline:
                 "completion": extra.get("completion_tokens", 0),
             },
             names_source=prep.names_source,
+            kind=prep.kind,
+            quoted=quoted,
         )
 
     # ------------------------------------------------------------------ helpers
-    def _ordered_sources(self, prep: Prepared) -> list[SearchHit]:
+    def ordered_sources(self, prep: Prepared) -> list[SearchHit]:
         """Sources numbered like the evidence: offered papers first (n = 1..m), then the rest."""
         offered = [e.paper_id for e in prep.evidence]
         by_id = {h.paper_id: h for h in prep.hits}

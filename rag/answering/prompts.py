@@ -17,6 +17,9 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "system": frozenset({"no_answer"}),
     "answer": frozenset({"context", "question"}),
     "condense": frozenset({"history", "question"}),
+    "yesno": frozenset({"context", "question"}),
+    "judge": frozenset({"question", "paper"}),
+    "extract": frozenset({"title", "abstract", "attributes"}),
 }
 
 

@@ -514,6 +514,42 @@ def _judge(
     return SentenceVerdict(text, cited, round(support, 4), ok, True, best, dropped, why)
 
 
+def quote_fallback(
+    claims: Sequence[SentenceVerdict], evidence: Sequence[Evidence], question: str
+) -> SentenceVerdict | None:
+    """The evidence sentence that holds what the model tried to say, when none of its own sentences
+    could be verified (short paraphrases score low: "WildBox covers 7 African savanna species").
+
+    A sentence qualifies when it contains most of a claim's information beyond the question (at least
+    60 % of its key terms that the question does not have, and every number) and the fact checks find
+    nothing the claim changed. So an invention ("WildBox was written by John Smith") finds no sentence
+    to hide behind: its new words are in none. Returns a supported verdict quoting that sentence.
+    """
+    asked = key_terms(question)
+    best: tuple[float, int, tuple[int, int]] | None = None
+    for claim in claims:
+        new = key_terms(claim.text) - asked
+        if len(new) < 2:
+            continue
+        for ev in evidence:
+            source = f"{ev.title}. {normalise_text(ev.title)}. {ev.text} {ev.raw_text}"
+            for span in ev.spans:
+                sentence = ev.sentence(span)
+                words = key_terms(sentence) | {_NUMBER_WORDS.get(w, w) for w in key_terms(sentence)}
+                coverage = len(new & words) / len(new)
+                if coverage < 0.6 or numbers(claim.text) - numbers(sentence) - numbers(question):
+                    continue
+                if fact_problems(claim.text, sentence, source, question):
+                    continue
+                if best is None or coverage > best[0]:
+                    best = (coverage, ev.n, span)
+    if best is None:
+        return None
+    coverage, n, span = best
+    text = next(e for e in evidence if e.n == n).sentence(span)
+    return SentenceVerdict(text, [n], round(coverage, 4), True, True, (n, span))
+
+
 def render(verdicts: Sequence[SentenceVerdict]) -> str:
     """The verified answer text: supported sentences with their markers (numbers of the offered sources)."""
     parts = []

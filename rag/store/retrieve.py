@@ -98,6 +98,16 @@ class Retriever:
             fetch, limit = min(total, _OVERFETCH_MAX, fetch * 4), _OVERFETCH_MAX
         return None
 
+    def count_papers(self, where: dict[str, MetaValue] | None = None) -> int:
+        """Papers in the index (those whose metadata matches ``where``), counted from BM25's in-memory rows."""
+        index = self.open()
+        if not index.exists():
+            return 0
+        with self._lock:
+            store = index.bm25
+            rows = range(len(store.ids)) if not where else np.flatnonzero(store.mask(where))
+            return len({paper_of_chunk(store.ids[int(i)]) for i in rows})
+
     def search(
         self,
         query: str,

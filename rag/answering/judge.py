@@ -1,0 +1,49 @@
+"""One-token judgements by the model: the probability of each allowed answer word, from its logprobs.
+
+A yes/no question, "does this paper match the list's criterion?" and similar decisions need one
+generated token, not a paragraph: the model reads the prompt, and the probabilities it gives "Yes",
+"No" (or "Not") as the first token are the answer. That is ~10x faster than letting it write, gives a
+calibratable score instead of a coin-flip string, and cannot be talked into prose. Endpoints that do
+not return logprobs (some OpenAI-compatible servers) fall back to the generated word with probability 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+
+def _first_word(text: str) -> str:
+    word = text.strip().split(maxsplit=1)[0] if text.strip() else ""
+    return word.strip(".,:;!?\"'*()").lower()
+
+
+def label_probabilities(
+    chat: BaseChatModel, messages: Sequence[BaseMessage], labels: Sequence[str]
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """P(label) for each of ``labels`` (lower-case first words, e.g. "yes", "no", "not") as the model's
+    first token, normalised over the labels; and the usage metadata of the call."""
+    call = chat.bind(max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=10)
+    msg = call.invoke(list(messages))
+    usage = dict(getattr(msg, "usage_metadata", None) or {})
+    mass = dict.fromkeys(labels, 0.0)
+    content = ((getattr(msg, "response_metadata", None) or {}).get("logprobs") or {}).get("content") or []
+    if content:
+        for top in content[0].get("top_logprobs") or []:
+            word = _first_word(str(top.get("token", "")))
+            for label in labels:
+                if word and label.startswith(word) and len(word) >= min(2, len(label)):
+                    mass[label] += math.exp(float(top.get("logprob", -100.0)))
+                    break
+    total = sum(mass.values())
+    if total <= 0:  # no logprobs from this endpoint: trust the word it wrote
+        word = _first_word(str(msg.content))
+        hit = next((label for label in labels if word and label.startswith(word)), None)
+        if hit is None:  # an answer that is none of the labels decides nothing
+            return dict.fromkeys(labels, 0.0), usage
+        return {label: float(label == hit) for label in labels}, usage
+    return {label: p / total for label, p in mass.items()}, usage

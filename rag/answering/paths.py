@@ -1,0 +1,346 @@
+"""The answer paths beside the lookup: yes/no, exhaustive lists and per-paper comparisons.
+
+Each path is a generator of typed events (rag.events) ending in one :class:`~rag.events.AnswerEvent`,
+and each keeps the lookup's rule: every sentence shown is a verified citation or a verbatim quote.
+
+* **yes/no**: the evidence is read once and the model gives one token; the probabilities of "Yes",
+  "No" and "Not" (stated) decide, and the answer quotes the evidence sentence that decides it.
+* **list**: every paper of the (filtered) collection is a candidate when it is small, else the most
+  relevant ones by hybrid retrieval; each is judged on its own best sentences by a one-token yes/no
+  judgement ("does this paper belong in the answer?"), with the judging prompt's fixed part first so
+  llama.cpp reuses it. Papers stream out as they are confirmed; on a large collection the scan stops
+  after a run of rejections. The answer says what was checked ("19 of 19 abstracts").
+* **compare**: the papers the question names (else the few retrieved ones close to the best) each get
+  their own share of evidence and their own short answer, verified against that paper alone; a paper
+  whose answer cannot be verified is answered with its most relevant sentence, quoted. So a question
+  naming two indexed papers is never refused.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from rag.answering.evidence import NO_ANSWER, candidates_of, format_evidence, readable
+from rag.answering.judge import label_probabilities
+from rag.answering.verify import Evidence, SentenceVerdict, render, verify_answer
+from rag.corpus import count_tokens
+from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, TokenEvent
+from rag.types import Answer, AnswerMode, AnswerSentence, Citation, ListItem, Query, SearchHit, Verdict
+
+if TYPE_CHECKING:
+    from rag.answering.pipeline import AnswerPipeline, Prepared
+
+
+def _sentence(v: SentenceVerdict) -> AnswerSentence:
+    return AnswerSentence(
+        text=v.text, citations=tuple(v.cited), support=v.support, supported=v.supported or not v.claim
+    )
+
+
+def _timings(prep: Prepared, t0: float, **extra: float) -> dict[str, float]:
+    return prep.timings | extra | {"answer": time.perf_counter() - t0}
+
+
+# ---------------------------------------------------------------------------------------------- yes/no
+def yesno(pipeline: AnswerPipeline, prep: Prepared, mode: AnswerMode) -> Iterator[Event]:
+    """Yes / No / not stated, the deciding sentence quoted and cited."""
+    t0 = time.perf_counter()
+    if prep.refuse_reason is not None or not prep.evidence:
+        yield AnswerEvent(pipeline.finalize(prep, "", mode))
+        return
+    n, span = _deciding_sentence(pipeline, prep)
+    ev = next(e for e in prep.evidence if e.n == n)
+    usage: dict[str, Any] = {}
+    verdict: Verdict | None = None
+    if mode == "llm":
+        probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
+        verdict = pipeline.decide_yesno(probs)
+    sentence = ev.sentence(span)
+    if verdict == "not stated":
+        answer = pipeline.finalize(prep, "", mode)
+        yield AnswerEvent(answer.model_copy(update={"kind": "yesno", "verdict": verdict}))
+        return
+    lead = {"yes": "Yes. ", "no": "No. ", None: ""}[verdict]
+    text = f"{lead}The abstract states: {sentence} [{n}]."
+    yield TokenEvent(text)
+    citation = Citation(  # a verbatim quote: supported by construction
+        n=n,
+        paper_id=ev.paper_id,
+        title=ev.title,
+        text=ev.chunk_text,
+        span=span,
+        quote=ev.abstract[span[0] : span[1]],
+        support=1.0,
+    )
+    yield AnswerEvent(
+        Answer(
+            question=prep.question,
+            standalone_question=prep.standalone,
+            text=text,
+            refused=False,
+            citations=[citation],
+            sources=pipeline.ordered_sources(prep),
+            sentences=[AnswerSentence(text=sentence, citations=(n,), support=1.0, supported=True)],
+            mode=mode,
+            timings=_timings(prep, t0),
+            tokens={"prompt": int(usage.get("input_tokens") or prep.prompt_tokens), "completion": 1},
+            names_source=prep.names_source,
+            kind="yesno",
+            verdict=verdict,
+            quoted=True,
+        )
+    )
+
+
+def _deciding_sentence(pipeline: AnswerPipeline, prep: Prepared) -> tuple[int, tuple[int, int]]:
+    """The shown evidence sentence most relevant to the question (the one a yes or a no rests on)."""
+    shown = [(n, span) for n, spans in prep.shown.items() for span in spans]
+    by_n = {e.n: e for e in prep.evidence}
+    scores = pipeline.scorer.score(prep.standalone, [by_n[n].sentence(sp) for n, sp in shown], [n for n, _ in shown])
+    best = max(range(len(shown)), key=lambda i: float(scores[i]) - 0.03 * (shown[i][0] - 1))
+    return shown[best]
+
+
+# ---------------------------------------------------------------------------------------------- lists
+@dataclass
+class _Candidate:
+    hit: SearchHit
+    spans: list[tuple[int, int]]  # the sentences the judge reads, in abstract order
+    best: tuple[int, int]  # the most relevant of them: the quote that qualifies the paper
+    text: str  # what the judge reads: title and those sentences, readable
+    prescore: float
+
+
+def list_answer(pipeline: AnswerPipeline, prep: Prepared, query: Query, total: int) -> Iterator[Event]:
+    """Judge every candidate paper; stream the confirmed ones; answer with all of them, most certain first."""
+    t0 = time.perf_counter()
+    s = pipeline.settings.answer
+    full = total <= s.list_full_scan
+    k = total if full else min(total, s.list_candidates)
+    hits = pipeline.retrieve(prep.standalone, max(1, k), query.where, query.retrieval_mode) if total else []
+    t1 = time.perf_counter()
+    cands = _list_candidates(pipeline, prep.standalone, hits)
+    yield ProgressEvent(0, len(cands))
+    judged: list[tuple[float, _Candidate]] = []
+    misses = 0
+    question = " ".join(prep.standalone.split())
+    prompt_tokens = 0
+    for i, cand in enumerate(cands, 1):
+        if query.mode == "llm":
+            message = pipeline.judge_template.format(question=question, paper=cand.text)
+            probs, usage = label_probabilities(pipeline.chat(), [HumanMessage(message)], ("yes", "no"))
+            p = probs["yes"]
+            prompt_tokens += int(usage.get("input_tokens") or 0)
+        else:  # no model: the calibrated sentence score alone decides
+            p = min(1.0, max(0.0, (cand.prescore - s.list_extractive_floor) / 0.5))
+        judged.append((p, cand))
+        if p >= s.list_min_yes:
+            misses = 0
+            item = _item(len([j for j in judged if j[0] >= s.list_min_yes]), cand, p)
+            yield ItemEvent(item, i, len(cands))
+        else:
+            misses += 1
+        yield ProgressEvent(i, len(cands))
+        if not full and i >= s.list_min_judged and misses >= s.list_patience:
+            break
+    confirmed = sorted((j for j in judged if j[0] >= s.list_min_yes), key=lambda j: -j[0])
+    items = [_item(n, cand, p) for n, (p, cand) in enumerate(confirmed, 1)]
+    checked = len(judged)
+    scope = f"{checked} of {total}" if full else f"the {checked} most relevant of {total:,}"
+    if items:
+        head = f"{len(items)} {'paper matches' if len(items) == 1 else 'papers match'} ({scope} abstracts checked):"
+        lines = [f"- {i.title} [{i.n}]: {readable(i.quote)}" for i in items]
+        text = "\n".join([head, *lines])
+    else:
+        text = f"None of the papers matches ({scope} abstracts checked)."
+    citations = [
+        Citation(n=i.n, paper_id=i.paper_id, title=i.title, text=i.quote, span=i.span, quote=i.quote, support=i.score)
+        for i in items
+    ]
+    by_id = {i.paper_id: i.n for i in items}
+    sources = sorted((c.hit for _p, c in confirmed), key=lambda h: by_id[h.paper_id])
+    yield AnswerEvent(
+        Answer(
+            question=prep.question,
+            standalone_question=prep.standalone,
+            text=text,
+            refused=False,
+            citations=citations,
+            sources=sources,
+            sentences=[AnswerSentence(text=readable(i.quote), citations=(i.n,), support=i.score) for i in items],
+            mode=query.mode,
+            timings=_timings(prep, t0, retrieval=prep.timings.get("retrieval", 0.0) + t1 - t0),
+            tokens={"prompt": prompt_tokens, "completion": checked if query.mode == "llm" else 0},
+            kind="list",
+            items=items,
+            checked=checked,
+            collection_size=total,
+        )
+    )
+
+
+def _item(n: int, cand: _Candidate, p: float) -> ListItem:
+    span = cand.best
+    return ListItem(
+        n=n,
+        paper_id=cand.hit.paper_id,
+        title=cand.hit.title,
+        quote=cand.hit.abstract[span[0] : span[1]],
+        span=span,
+        score=round(p, 4),
+    )
+
+
+def _list_candidates(pipeline: AnswerPipeline, question: str, hits: Sequence[SearchHit]) -> list[_Candidate]:
+    """Each paper with its best sentences for the question (what the judge reads), best papers first."""
+    cands, _spans = candidates_of(hits)
+    if not cands:
+        return []
+    scores = pipeline.scorer.score(question, [c.text for c in cands], [c.hit for c in cands])
+    per_hit: dict[int, list[tuple[float, tuple[int, int], str]]] = {}
+    for c, sc in zip(cands, scores):
+        per_hit.setdefault(c.hit, []).append((float(sc), c.span, c.text))
+    enc = pipeline.settings.chunking.encoding
+    budget = pipeline.settings.answer.list_sentence_tokens
+    out = []
+    for i, sentences in per_hit.items():
+        ranked = sorted(sentences, key=lambda x: -x[0])
+        chosen = [ranked[0]]
+        used = count_tokens(ranked[0][2], enc)
+        for cand in ranked[1:]:
+            cost = count_tokens(cand[2], enc)
+            if used + cost > budget:
+                break
+            chosen.append(cand)
+            used += cost
+        chosen.sort(key=lambda x: x[1])
+        hit = hits[i]
+        text = f"{readable(hit.title)}. " + " ".join(t for _s, _sp, t in chosen)
+        out.append(_Candidate(hit, [sp for _s, sp, _t in chosen], ranked[0][1], text, ranked[0][0]))
+    return sorted(out, key=lambda c: -c.prescore)
+
+
+# ---------------------------------------------------------------------------------------------- compare
+def compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> Iterator[Event]:
+    """One short, verified answer per paper, each paper with its own evidence."""
+    t0 = time.perf_counter()
+    papers = _papers_to_compare(pipeline, prep)
+    if not papers:
+        yield AnswerEvent(pipeline.finalize(prep, "", query.mode))
+        return
+    parts: list[str] = []
+    citations: list[Citation] = []
+    sentences: list[AnswerSentence] = []
+    unsupported: list[str] = []
+    quoted_any = False
+    for n, hit in enumerate(papers, 1):
+        evidence, shown = pipeline.select_evidence(
+            prep.standalone, [hit], budget=pipeline.settings.answer.compare_context_tokens
+        )
+        if not evidence:
+            continue
+        ev = Evidence(n, hit.paper_id, hit.title, hit.abstract, hit.text, evidence[0].spans)
+        shown = {n: shown[1]}
+        head = f"{readable(hit.title)} [{n}]: "
+        yield TokenEvent(("\n" if parts else "") + head)
+        verdicts: list[SentenceVerdict] = []
+        if query.mode == "llm":
+            raw = yield from _write_about(pipeline, prep, ev, shown, hit.title, query)
+            verdicts = verify_answer(
+                raw, [ev], pipeline.embed, min_support=pipeline.settings.answer.min_support, question=prep.standalone
+            )
+        ok = [v for v in verdicts if v.claim and v.supported]
+        unsupported += [v.text for v in verdicts if v.claim and not v.supported]
+        if not ok:  # quote the paper's most relevant shown sentence instead
+            span = shown[n][0]
+            ok = [SentenceVerdict(ev.sentence(span), [n], 1.0, True, True, (n, span))]
+            quoted_any = True
+        body = render(ok)
+        parts.append(head + body)
+        for v in ok:
+            assert v.best is not None
+            span = v.best[1]
+            citations.append(
+                Citation(
+                    n=n,
+                    paper_id=hit.paper_id,
+                    title=hit.title,
+                    text=hit.text,
+                    span=span,
+                    quote=hit.abstract[span[0] : span[1]],
+                    support=v.support,
+                )
+            )
+            sentences.append(AnswerSentence(text=v.text, citations=(n,), support=v.support, supported=True))
+    yield AnswerEvent(
+        Answer(
+            question=prep.question,
+            standalone_question=prep.standalone,
+            text="\n".join(parts) if parts else NO_ANSWER,
+            refused=not parts,
+            citations=citations,
+            sources=list(papers),
+            sentences=sentences,
+            unsupported=unsupported,
+            mode=query.mode,
+            timings=_timings(prep, t0),
+            names_source=prep.names_source,
+            kind="compare",
+            quoted=quoted_any,
+        )
+    )
+
+
+def _write_about(
+    pipeline: AnswerPipeline,
+    prep: Prepared,
+    ev: Evidence,
+    shown: dict[int, list[tuple[int, int]]],
+    title: str,
+    query: Query,
+) -> Generator[Event, None, str]:
+    """Let the model answer about one paper; stream its words; return what it wrote."""
+    question = f"{' '.join(prep.standalone.split())} Answer only about {readable(title)}, in one or two sentences."
+    messages: list[BaseMessage] = [
+        SystemMessage(pipeline.system),
+        HumanMessage(pipeline.answer_template.format(context=format_evidence([ev], shown), question=question)),
+    ]
+    overrides: dict[str, Any] = {"max_tokens": pipeline.settings.answer.compare_max_tokens}
+    if query.temperature is not None:
+        overrides["temperature"] = query.temperature
+    parts = []
+    for chunk in pipeline.chat().stream(messages, **overrides):
+        text = chunk.content if isinstance(chunk.content, str) else ""
+        if text:
+            parts.append(text)
+            yield TokenEvent(text)
+    return "".join(parts)
+
+
+def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared) -> list[SearchHit]:
+    """The papers the question names (in the order it names them), else the retrieved ones close to the best."""
+    from rag.answering.pipeline import names_paper
+
+    named = [h for h in prep.hits if names_paper(prep.standalone, h.title)]
+    if len(named) >= 2:
+        q = prep.standalone.lower()
+        return sorted(named, key=lambda h: _first_mention(q, h.title))[: pipeline.settings.answer.compare_max_papers]
+    best = max((h.dense_score or 0.0 for h in prep.hits), default=0.0)
+    if best < pipeline.settings.answer.min_relevance and not named:
+        return []
+    near = [h for h in prep.hits if (h.dense_score or 0.0) >= best - pipeline.settings.answer.compare_margin]
+    chosen = named + [h for h in near if h not in named]
+    return chosen[: pipeline.settings.answer.compare_max_papers]
+
+
+def _first_mention(question: str, title: str) -> int:
+    import re
+
+    names = [title, *re.findall(r"\(([^()]{2,20})\)", title), re.sub(r"\s*\([^()]*\)", "", title)]
+    found = [question.find(n.strip().lower()) for n in names if n.strip() and n.strip().lower() in question]
+    return min(found) if found else len(question)

@@ -18,7 +18,7 @@ from rag.errors import (
     QuestionError,
     RagError,
 )
-from rag.events import AnswerEvent, ErrorEvent, Event, StatusEvent, TokenEvent
+from rag.events import AnswerEvent, ErrorEvent, Event, ItemEvent, ProgressEvent, StatusEvent, TokenEvent
 from rag.filters import parse_where
 from rag.settings import Settings, check_bind, get_settings
 from rag.types import (
@@ -27,11 +27,17 @@ from rag.types import (
     Chunk,
     Citation,
     IngestReport,
+    ListItem,
     MetaValue,
     Paper,
     Query,
+    QuestionKind,
     Quote,
     SearchHit,
+    Table,
+    TableCell,
+    TableRow,
+    Verdict,
 )
 
 __all__ = [
@@ -52,16 +58,24 @@ __all__ = [
     "IndexMismatchError",
     "IngestError",
     "IngestReport",
+    "ItemEvent",
+    "ListItem",
     "MetaValue",
     "Paper",
+    "ProgressEvent",
     "Query",
-    "Quote",
     "QuestionError",
+    "QuestionKind",
+    "Quote",
     "RagError",
     "SearchHit",
     "Settings",
     "StatusEvent",
+    "Table",
+    "TableCell",
+    "TableRow",
     "TokenEvent",
+    "Verdict",
     "check_bind",
     "get_settings",
     "parse_where",

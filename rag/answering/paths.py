@@ -66,7 +66,7 @@ def yesno(pipeline: AnswerPipeline, prep: Prepared, mode: AnswerMode) -> Iterato
         yield AnswerEvent(answer.model_copy(update={"kind": "yesno", "verdict": verdict}))
         return
     lead = {"yes": "Yes. ", "no": "No. ", None: ""}[verdict]
-    text = f"{lead}The abstract states: {sentence} [{n}]."
+    text = f"{lead}The abstract states: {sentence.rstrip('.!? ')} [{n}]."
     yield TokenEvent(text)
     citation = Citation(  # a verbatim quote: supported by construction
         n=n,
@@ -251,9 +251,9 @@ def compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> Iterator[
         verdicts: list[SentenceVerdict] = []
         if query.mode == "llm":
             raw = yield from _write_about(pipeline, prep, ev, shown, hit.title, query)
-            verdicts = verify_answer(
-                raw, [ev], pipeline.embed, min_support=pipeline.settings.answer.min_support, question=prep.standalone
-            )
+            # checked against this paper alone, with no credit for names the question gives: a sentence
+            # about one paper that names the other ("unlike VAE-LFA, ...") is not that paper's to state
+            verdicts = verify_answer(raw, [ev], pipeline.embed, min_support=pipeline.settings.answer.min_support)
         ok = [v for v in verdicts if v.claim and v.supported]
         unsupported += [v.text for v in verdicts if v.claim and not v.supported]
         if not ok:  # quote the paper's most relevant shown sentence instead

@@ -1,6 +1,7 @@
 """What ``rag eval`` does: build one assistant per ``--config``, index the corpus, run, tune, report.
 
 rag eval eval/data/neurips2026_gold.jsonl --config a.toml --config b.toml --out eval-out
+rag eval eval/data/neurips2026_gold.jsonl --baseline textbook   # + the textbook LangChain chain, side by side
 rag eval eval/data/neurips2026_cross.jsonl     # list and comparison questions
 rag eval eval/data/neurips2026_table.jsonl     # paper x attribute table cells
 rag eval eval/data/ml1k_lists.jsonl --corpus /tmp/ml1k.jsonl   # a gold file over another corpus
@@ -104,11 +105,25 @@ def evaluate_gold(
     judge_url: str | None = None,
     judge_model: str | None = None,
     assistants: Sequence[Assistant] | None = None,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
-    """Run every config on the gold set and write the report. ``assistants`` (tests) replaces building them."""
+    """Run every config on the gold set and write the report. ``assistants`` (tests) replaces building them.
+
+    ``baseline`` ("textbook") runs :mod:`rag.evaluation.baseline` on the single-paper questions right after
+    the first config, with that assistant's papers, embeddings and chat model, and reports it beside it.
+    """
     gold_set = load_gold_set(gold)
+    single = gold_set.of_type(EvalCase)
+    if baseline is not None:
+        from rag.evaluation.baseline import BASELINES
+
+        if baseline not in BASELINES:
+            raise ConfigError(f"unknown baseline {baseline!r}: choose one of {', '.join(BASELINES)}")
+        if not single:
+            raise ConfigError(f"--baseline {baseline} needs single-paper questions; {gold} has none")
     corpus_paths = [] if assistants is not None else corpus_for(gold_set, corpus)
     reports: list[EvalReport] = []
+    baselines: list[EvalReport] = []
     resolved: list[GoldCase] = []
     for i, config in enumerate(configs):
         if assistants is not None:
@@ -138,10 +153,34 @@ def evaluate_gold(
             )
         finally:
             close()
+        if baseline is not None and i == 0:
+            from rag.evaluation.baseline import run_baseline
+
+            update, close = progress_factory(baseline) if progress_factory else (None, lambda: None)
+            try:
+                baselines.append(
+                    run_baseline(
+                        assistant,
+                        [c for c in resolved if isinstance(c, EvalCase)],
+                        baseline,
+                        repeat=repeat,
+                        progress=update,
+                        gold=str(gold),
+                    )
+                )
+            finally:
+                close()
     extra: dict[str, Any] = {}
     extra_md: list[str] = []
     curves = None
     chosen_txt = ""
+    if baselines:
+        from rag.evaluation.baseline import compare_with_baseline, render_side_by_side
+
+        side = compare_with_baseline(reports[0], baselines[0], followups=sum(bool(c.history) for c in single))
+        extra["baselines"] = [b.model_dump(mode="json") for b in baselines]
+        extra["baseline_comparison"] = side.model_dump(mode="json")
+        extra_md.append(render_side_by_side(side))
     # threshold tuning needs a run where nothing was filtered: both thresholds at 0
     by_id = {c.id: c for c in resolved if isinstance(c, EvalCase)}
     for rep in reports:
@@ -158,6 +197,7 @@ def evaluate_gold(
         extra_md="\n\n".join(extra_md),
         curves=curves,
         chosen=chosen_txt,
+        baselines=baselines,
     )
     return doc
 

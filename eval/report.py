@@ -220,7 +220,12 @@ def _esc(text: str, limit: int = 160) -> str:
     return " ".join(text.split()).replace("|", "\\|")[:limit]
 
 
-def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], extra_md: str = "") -> str:
+def render_markdown(
+    reports: Sequence[EvalReport],
+    comparisons: dict[str, Any],
+    extra_md: str = "",
+    baselines: Sequence[EvalReport] = (),
+) -> str:
     lines = [f"# Evaluation report: {reports[0].gold}", ""]
     for rep in reports:
         parts = [
@@ -267,7 +272,7 @@ def render_markdown(reports: Sequence[EvalReport], comparisons: dict[str, Any], 
     if extra_md:
         lines += ["", extra_md]
     lines += ["", "![metrics](metrics.png) ![latency](latency.png)", ""]
-    for rep in reports:
+    for rep in [*reports, *baselines]:
         lines += _rows_md(rep)
     return "\n".join(lines)
 
@@ -361,7 +366,8 @@ def write_report(
     baselines: Sequence[EvalReport] = (),
 ) -> dict[str, Any]:
     """Write report.json, report.md, metrics.png, latency.png (and risk_coverage.png when ``curves``).
-    ``baselines`` (already in ``extra`` as JSON) join the latency plot. Returns the JSON document."""
+    ``baselines`` (already in ``extra`` as JSON) join the latency plot and the per-question rows.
+    Returns the JSON document."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     comparisons = {rep.label: compare(reports[0], rep) for rep in reports[1:]}
@@ -374,7 +380,7 @@ def write_report(
         doc, indent=2, ensure_ascii=False, allow_nan=False
     )  # allow_nan=False: a NaN is a bug, fail loudly
     (out / "report.json").write_text(text, encoding="utf-8")
-    (out / "report.md").write_text(render_markdown(reports, comparisons, extra_md), encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(reports, comparisons, extra_md, baselines), encoding="utf-8")
     plot_metrics(reports, out / "metrics.png")
     plot_latency([*reports, *baselines], out / "latency.png")
     if curves:

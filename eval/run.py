@@ -95,7 +95,8 @@ class ListRow(BaseModel):
     error: str | None = None
     kind: str | None = Field(default=None, description="The answer path the assistant took.")
     returned_from: str = Field(
-        default="items", description="'items' (a list answer) or 'citations' (an answer of another kind)."
+        default="items",
+        description="'items' (a list answer), 'citations' (an answer of another kind) or 'none' (an error).",
     )
     returned_ids: list[str] = Field(default_factory=list)
     expected_ids: list[str] = Field(default_factory=list)
@@ -294,7 +295,9 @@ def score_list_case(assistant: Assistant, case: ListCase, repeat: int = 0) -> Li
     view = view_answer(answer) if answer is not None else AnswerView(text="", refused=True)
     row.answer, row.refused, row.kind = view.text, view.refused, view.kind
     row.checked, row.collection_size = view.checked, view.collection_size
-    if view.kind in (None, "list") and (view.items or view.kind == "list"):
+    if error is not None:
+        row.returned_from = "none"
+    elif view.kind in (None, "list") and (view.items or view.kind == "list"):
         row.returned_ids = list(dict.fromkeys(i.paper_id for i in view.items))
     else:
         row.returned_from = "citations"

@@ -490,3 +490,31 @@ def test_the_view_reads_real_answers_and_every_name_it_reads_exists() -> None:
     assert view.citations[0].paper_id == "p1" and view.items == [] and view.text == "WildBox [1]."
     if "items" in Answer.model_fields:  # the list path has landed: its fields are read too
         assert set(Answer.model_fields) >= ANSWER_FIELDS
+
+
+class OlderAssistant:
+    """A rag from before the list path: ask() takes no kind, and there is no table()."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.asked: list[str] = []
+
+    def papers(self) -> list[Paper]:
+        return PAPERS
+
+    def ask(self, question: str, history: Any = None) -> FakeAnswer:
+        self.asked.append(question)
+        return FakeAnswer("WildBox [1].", question)
+
+
+def test_an_assistant_without_the_list_path_gives_error_rows_not_a_crash(tmp_path: Path) -> None:
+    older = OlderAssistant(Settings(data_dir=tmp_path / "d"))
+    cases = resolve_cases(load_gold(write(tmp_path, *CROSS_GOLD, *TABLE_GOLD)), PAPERS)
+    report = run_eval(older, cases)  # type: ignore[arg-type]
+    assert older.asked == []  # refused before asking: a lookup answer would be scored as a list
+    assert all(r.error and "no kind= argument" in r.error and r.returned_from == "none" for r in report.lists)
+    assert [(r.recall, r.f1) for r in report.lists] == [(0.0, 0.0), (None, 0.0), (0.0, 0.0)]
+    assert all(c.error and "no table()" in c.error and not c.correct for c in report.cells)
+    agg = report.aggregate
+    assert agg["list_errors"].value == 3 and agg["comparison_errors"].value == 2 and agg["table_errors"].value == 2
+    assert agg["list_precision"].value is None and agg["cell_accuracy"].value == 0.0

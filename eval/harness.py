@@ -1,8 +1,15 @@
 """What ``rag eval`` does: build one assistant per ``--config``, index the corpus, run, tune, report.
 
 rag eval eval/data/neurips2026_gold.jsonl --config a.toml --config b.toml --out eval-out
+rag eval eval/data/neurips2026_gold.jsonl --baseline textbook   # + the textbook LangChain chain, side by side
+rag eval eval/data/neurips2026_cross.jsonl     # list and comparison questions
+rag eval eval/data/neurips2026_table.jsonl     # paper x attribute table cells
+rag eval eval/data/ml1k_lists.jsonl --corpus /tmp/ml1k.jsonl   # a gold file over another corpus
 rag eval scifact  [--limit N]      # BEIR SciFact train retrieval (shared data dir, nothing re-embedded)
 rag eval pubmedqa [--limit N]      # PubMedQA PQA-L dev: retrieval on all 500, answers on the first N
+
+The corpus is ``--corpus`` when given, else the one the gold file names in its corpus record (its
+``path``, once built with its ``make`` command), else the bundled abstracts.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from typing import Any
 
 from rag import Assistant, ConfigError, Settings, get_settings
 from rag.evaluation import tune
-from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
+from rag.evaluation.dataset import EvalCase, GoldCase, GoldError, GoldSet, load_gold_set, resolve_cases
 from rag.evaluation.judge import make_judge
 from rag.evaluation.report import fmt, write_report
 from rag.evaluation.run import EvalReport, Judge, run_eval
@@ -57,6 +64,34 @@ def gold_collection(settings: Settings, corpus: Sequence[Path]) -> str:
     return "eval-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
+def corpus_for(gold: GoldSet, given: Sequence[Path] = ()) -> list[Path]:
+    """The corpus files to index: ``given`` (--corpus), else the gold file's corpus record, else the bundled
+    abstracts. A named corpus that is not built yet is a :class:`GoldError` that says how to make it."""
+    if given:
+        return list(given)
+    spec = gold.corpus
+    if spec is None:
+        return [Assistant.bundled_corpus()]
+    if spec.path and Path(spec.path).expanduser().is_file():
+        return [Path(spec.path).expanduser()]
+    make = f"make it with `{spec.make}`, then " if spec.make else "build it, then "
+    missing = f" ({spec.path} does not exist)" if spec.path else ""
+    raise GoldError(
+        f"{gold.path}:{spec.line}: this gold file is graded against the {spec.name} corpus{missing}: "
+        f"{make}run `rag eval {gold.path} --corpus PATH`" + (f" (the default PATH is {spec.path})" if spec.path else "")
+    )
+
+
+def check_corpus(gold: GoldSet, corpus: Sequence[Path], papers: int) -> None:
+    """The indexed corpus has as many papers as the gold file's corpus record says (a wrong or stale file)."""
+    spec = gold.corpus
+    if spec is not None and spec.papers is not None and papers != spec.papers:
+        raise GoldError(
+            f"{gold.path}:{spec.line}: the {spec.name} corpus has {spec.papers} papers, but "
+            f"{', '.join(map(str, corpus))} gave {papers}" + (f"; rebuild it with `{spec.make}`" if spec.make else "")
+        )
+
+
 def evaluate_gold(
     gold: Path,
     configs: Sequence[Path | None],
@@ -70,17 +105,31 @@ def evaluate_gold(
     judge_url: str | None = None,
     judge_model: str | None = None,
     assistants: Sequence[Assistant] | None = None,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
-    """Run every config on the gold set and write the report. ``assistants`` (tests) replaces building them."""
-    cases = load_gold(gold)
+    """Run every config on the gold set and write the report. ``assistants`` (tests) replaces building them.
+
+    ``baseline`` ("textbook") runs :mod:`rag.evaluation.baseline` on the single-paper questions right after
+    the first config, with that assistant's papers, embeddings and chat model, and reports it beside it.
+    """
+    gold_set = load_gold_set(gold)
+    single = gold_set.of_type(EvalCase)
+    if baseline is not None:
+        from rag.evaluation.baseline import BASELINES
+
+        if baseline not in BASELINES:
+            raise ConfigError(f"unknown baseline {baseline!r}: choose one of {', '.join(BASELINES)}")
+        if not single:
+            raise ConfigError(f"--baseline {baseline} needs single-paper questions; {gold} has none")
+    corpus_paths = [] if assistants is not None else corpus_for(gold_set, corpus)
     reports: list[EvalReport] = []
-    resolved: list[EvalCase] = []
+    baselines: list[EvalReport] = []
+    resolved: list[GoldCase] = []
     for i, config in enumerate(configs):
         if assistants is not None:
             assistant = assistants[i]
         else:
             settings = settings_for(config, base)
-            corpus_paths = list(corpus) or [Assistant.bundled_corpus()]
             # the user's index is left alone: a separate data dir unless --data-dir was given
             data_dir = (
                 settings.data_dir if "data_dir" in (base or {}) else Path(settings.cache_dir).expanduser() / "eval"
@@ -90,7 +139,9 @@ def evaluate_gold(
             )
             assistant = Assistant.from_settings(settings)
             assistant.ingest(corpus_paths, prune=True)
-        resolved = resolve_cases(cases, assistant.papers(), source=str(gold))
+        papers = assistant.papers()
+        check_corpus(gold_set, corpus_paths, len(papers))
+        resolved = resolve_cases(gold_set.cases, papers, source=str(gold))
         run_judge = judge or make_judge(assistant.embeddings.embed_documents, judge_url, judge_model)
         label = config.stem if config is not None else "default"
         update, close = progress_factory(label) if progress_factory else (None, lambda: None)
@@ -102,18 +153,52 @@ def evaluate_gold(
             )
         finally:
             close()
+        if baseline is not None and i == 0:
+            from rag.evaluation.baseline import run_baseline
+
+            update, close = progress_factory(baseline) if progress_factory else (None, lambda: None)
+            try:
+                baselines.append(
+                    run_baseline(
+                        assistant,
+                        [c for c in resolved if isinstance(c, EvalCase)],
+                        baseline,
+                        repeat=repeat,
+                        progress=update,
+                        gold=str(gold),
+                    )
+                )
+            finally:
+                close()
     extra: dict[str, Any] = {}
-    extra_md = ""
+    extra_md: list[str] = []
     curves = None
     chosen_txt = ""
+    if baselines:
+        from rag.evaluation.baseline import compare_with_baseline, render_side_by_side
+
+        side = compare_with_baseline(reports[0], baselines[0], followups=sum(bool(c.history) for c in single))
+        extra["baselines"] = [b.model_dump(mode="json") for b in baselines]
+        extra["baseline_comparison"] = side.model_dump(mode="json")
+        extra_md.append(render_side_by_side(side))
     # threshold tuning needs a run where nothing was filtered: both thresholds at 0
-    by_id = {c.id: c for c in resolved}
+    by_id = {c.id: c for c in resolved if isinstance(c, EvalCase)}
     for rep in reports:
         ans = rep.settings.get("answer", {})
-        if ans.get("min_relevance") == 0 and ans.get("min_support") == 0:
-            extra, extra_md, curves, chosen_txt = tuning_section(rep, by_id)
+        if rep.rows and ans.get("min_relevance") == 0 and ans.get("min_support") == 0:
+            tuning, tuning_md, curves, chosen_txt = tuning_section(rep, by_id)
+            extra |= tuning
+            extra_md.append(tuning_md)
             break
-    doc = write_report(reports, out, extra=extra, extra_md=extra_md, curves=curves, chosen=chosen_txt)
+    doc = write_report(
+        reports,
+        out,
+        extra=extra,
+        extra_md="\n\n".join(extra_md),
+        curves=curves,
+        chosen=chosen_txt,
+        baselines=baselines,
+    )
     return doc
 
 

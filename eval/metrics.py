@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 # ---------------------------------------------------------------------- retrieval
 
@@ -100,6 +100,111 @@ def answer_correct(text: str, groups: Sequence[str]) -> bool:
 def supported_rate(supported_flags: Sequence[bool]) -> float | None:
     """Share of the answer's claims that the verifier found supported; None when there are none."""
     return sum(bool(x) for x in supported_flags) / len(supported_flags) if supported_flags else None
+
+
+def answer_verdict(text: str, verdict: str | None = None) -> str | None:
+    """The yes/no verdict of an answer: ``verdict`` when the system gave one ("yes", "no", "not stated"),
+    else "yes" or "no" when the text starts with that word, else None (no verdict)."""
+    if verdict:
+        return verdict
+    m = re.match(r"[\W_]*(yes|no)\b", normalise_answer(text))
+    return m.group(1) if m else None
+
+
+# ---------------------------------------------------------------------- lists
+
+
+def list_scores(
+    returned: Sequence[str], expected: Collection[str], borderline: Collection[str] = ()
+) -> tuple[float | None, float, float]:
+    """(precision, recall, F1) of the returned paper ids against the expected set.
+
+    Duplicates count once and borderline papers are ignored on both sides (removed from both sets).
+    Nothing expected and nothing returned is a perfect answer: (1, 1, 1). Nothing returned while
+    something was expected: precision None (undefined), recall 0, F1 0. Something returned while
+    nothing was expected: precision 0, recall 1 (nothing was missed), F1 0.
+    """
+    skip = set(borderline)
+    got = set(returned) - skip
+    gold = set(expected) - skip
+    if not got and not gold:
+        return 1.0, 1.0, 1.0
+    hits = len(got & gold)
+    precision = hits / len(got) if got else None
+    recall = hits / len(gold) if gold else 1.0
+    p = precision or 0.0
+    f1 = 2 * p * recall / (p + recall) if p + recall else 0.0
+    return precision, recall, f1
+
+
+def count_correct(returned: int, expected: int, borderline: int = 0) -> bool:
+    """A "how many" answer of ``returned`` papers is right when it lies between the expected count and
+    the expected count plus the borderline papers (each may be counted either way)."""
+    return expected <= returned <= expected + borderline
+
+
+# ---------------------------------------------------------------------- comparisons
+
+
+def comparison_coverage(
+    papers: Sequence[tuple[str, Sequence[str]]],
+    citations: Sequence[tuple[int, str]],
+    sentences: Sequence[tuple[str, Sequence[int], bool]],
+) -> list[bool]:
+    """Per named paper ``(paper_id, keyword groups)``: is it covered by the answer?
+
+    ``citations`` are the answer's verified citations as ``(n, paper_id)``; ``sentences`` are
+    ``(text, markers, supported)``. A paper is covered when at least one supported sentence cites it
+    (one of its markers is a citation that resolves to the paper) and every keyword group is found
+    in the text of the supported sentences that cite it.
+    """
+    out = []
+    for pid, groups in papers:
+        markers = {n for n, cited in citations if cited == pid}
+        texts = [text for text, ns, ok in sentences if ok and markers & set(ns)]
+        out.append(bool(texts) and answer_correct(" ".join(texts), groups))
+    return out
+
+
+# ---------------------------------------------------------------------- tables
+
+
+def find_span(text: str, quote: str) -> tuple[int, int] | None:
+    """Where ``quote`` occurs in ``text`` (runs of whitespace match any whitespace); None if nowhere."""
+    words = quote.split()
+    if not words:
+        return None
+    m = re.search(r"\s+".join(map(re.escape, words)), text)
+    return (m.start(), m.end()) if m else None
+
+
+def spans_overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    """Two character spans share at least one character."""
+    return a is not None and b is not None and max(a[0], b[0]) < min(a[1], b[1])
+
+
+def cell_correct(
+    value: str | None,
+    *,
+    not_stated: bool,
+    value_keywords: Sequence[str] = (),
+    quote_span: tuple[int, int] | None = None,
+    support_span: tuple[int, int] | None = None,
+) -> bool:
+    """A gold ``not_stated`` cell is right when the table leaves it empty (``value`` None). A stated
+    cell is right when the table gives a value that matches every keyword group, or whose quote
+    (located in the abstract: ``quote_span``) overlaps the gold support (``support_span``)."""
+    if not_stated:
+        return value is None
+    if value is None:
+        return False
+    return answer_correct(value, value_keywords) or spans_overlap(quote_span, support_span)
+
+
+def value_supported(quote: str, abstract: str) -> bool:
+    """A shown table value is supported when its quote is a non-empty verbatim substring of the paper's
+    abstract (whitespace-insensitive)."""
+    return find_span(abstract, quote) is not None
 
 
 # ---------------------------------------------------------------------- abstention (LitQA2-style)

@@ -125,6 +125,109 @@ def test_paired_delta_uses_only_items_both_define() -> None:
     assert M.paired_bootstrap_delta([None], [1.0]) == (None, None, None)
 
 
+# ---------------------------------------------------------------------- yes/no, lists, comparisons, tables
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict", "expected"),
+    [
+        ("Yes, it is released with checkpoints.", None, "yes"),
+        ("**No**: it uses a vanilla transformer.", None, "no"),
+        ("No.", None, "no"),
+        ("Not stated in the abstracts.", None, None),  # "not" is not "no"
+        ("Nothing suggests that.", None, None),
+        ("Yesterday's model", None, None),
+        ("It uses a vanilla transformer [1].", "no", "no"),  # the system's verdict wins over the text
+        ("Yes, but the abstract does not say.", "not stated", "not stated"),
+    ],
+)
+def test_answer_verdict_from_the_verdict_or_the_first_word(text: str, verdict: str | None, expected: str) -> None:
+    assert M.answer_verdict(text, verdict) == expected
+
+
+def test_yesno_grading_needs_the_right_verdict_as_well_as_the_keywords() -> None:
+    from rag.evaluation.run import grade_answer
+
+    case = EvalCase(
+        question="Does it need an equivariant architecture?",
+        reference_answer="No: a vanilla transformer.",
+        answer_keywords=["vanilla"],
+        supporting_ids=["p"],
+        type="yesno",
+    )
+    assert case.expected_verdict == "no"
+    text = "It learns symmetries with a vanilla transformer."
+    assert grade_answer(case, "No, a vanilla transformer suffices.", "no")
+    assert not grade_answer(case, "Yes, a vanilla transformer.", "yes")  # keywords found, verdict wrong
+    assert not grade_answer(case, text, None)  # no verdict at all
+    assert not grade_answer(case, "No.", "no")  # verdict right, keywords missing
+    factoid = case.model_copy(update={"type": "factoid"})
+    assert grade_answer(factoid, text, None)  # other types: keywords only
+
+
+def test_list_scores_ignore_borderline_papers_and_duplicates() -> None:
+    # returned {a, b} once x (borderline) is dropped; expected {a, c}: 1 hit of 2 returned, of 2 expected
+    assert M.list_scores(["a", "b", "b", "x"], ["a", "c"], ["x"]) == (0.5, 0.5, 0.5)
+    p, r, f1 = M.list_scores(["a", "b", "c"], ["a", "b"])
+    assert (p, r) == (pytest.approx(2 / 3), 1.0) and f1 == pytest.approx(0.8)
+
+
+def test_list_scores_of_empty_sets() -> None:
+    assert M.list_scores([], []) == (1.0, 1.0, 1.0)  # "none" answered with nothing
+    assert M.list_scores(["x"], [], ["x"]) == (1.0, 1.0, 1.0)  # a borderline paper costs nothing
+    assert M.list_scores(["a"], []) == (0.0, 1.0, 0.0)  # listed a paper where none qualifies
+    assert M.list_scores([], ["a"]) == (None, 0.0, 0.0)  # listed nothing where one qualifies
+
+
+def test_count_is_right_between_expected_and_expected_plus_borderline() -> None:
+    assert M.count_correct(3, 3)
+    assert M.count_correct(4, 3, borderline=1)
+    assert not M.count_correct(5, 3, borderline=1)
+    assert not M.count_correct(2, 3, borderline=1)
+
+
+def test_comparison_coverage_needs_a_supported_citing_sentence_with_the_keywords() -> None:
+    papers = [("p1", ["drone", "3D"]), ("p2", ["vulnerab"]), ("p3", ["cattle"]), ("p4", ["zebra"])]
+    citations = [(1, "p1"), (2, "p2"), (4, "p4")]
+    sentences = [
+        ("WildBox films animals from drones [1].", (1,), True),
+        ("It has 3D boxes of zebras [1].", (1,), True),  # "zebra" cites p1, not p4
+        ("WiREBench finds vulnerabilities [2].", (2,), False),  # p2's only sentence is unsupported
+        ("HerdCount counts cattle [3].", (3,), True),  # [3] is no verified citation
+        ("Another paper exists [4].", (4,), True),  # p4 cited, but without its keywords
+    ]
+    assert M.comparison_coverage(papers, citations, sentences) == [True, False, False, False]
+
+
+def test_find_span_and_overlap() -> None:
+    text = "We  introduce\nWildBox, a dataset."
+    s = M.find_span(text, "introduce WildBox,")
+    assert s is not None and text[s[0] : s[1]] == "introduce\nWildBox,"
+    assert M.find_span(text, "zebras") is None and M.find_span(text, "  ") is None
+    assert M.spans_overlap((0, 5), (4, 9)) and not M.spans_overlap((0, 5), (5, 9))
+    assert not M.spans_overlap(None, (0, 1))
+
+
+def test_cell_correct_by_keywords_or_by_quote_overlapping_the_support() -> None:
+    kw = ["3D detection|3D object detection", "wildlife|animal"]
+    assert M.cell_correct(None, not_stated=True)
+    assert not M.cell_correct("ImageNet", not_stated=True)  # a value where the abstract states none
+    assert M.cell_correct("3D object detection of wildlife", not_stated=False, value_keywords=kw)
+    assert not M.cell_correct(None, not_stated=False, value_keywords=kw)
+    # keywords missed, but the quote is the sentence that holds the gold support
+    assert M.cell_correct("drone video", not_stated=False, value_keywords=kw, quote_span=(0, 50), support_span=(10, 30))
+    assert not M.cell_correct(
+        "drone video", not_stated=False, value_keywords=kw, quote_span=(0, 10), support_span=(10, 30)
+    )
+
+
+def test_value_supported_needs_a_verbatim_quote() -> None:
+    abstract = "We introduce WildBox, a dataset and\nbenchmark for 3D detection."
+    assert M.value_supported("a dataset and benchmark", abstract)
+    assert not M.value_supported("a dataset of zebras", abstract)
+    assert not M.value_supported("", abstract)
+
+
 # ---------------------------------------------------------------------- gold files
 
 

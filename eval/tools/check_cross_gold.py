@@ -15,7 +15,8 @@ survive the ingest normalisation, and a cell's support must come from the same a
 Every keyword group must match (with the same rule as eval/metrics.keyword_group_found) the support
 of a cell, or the abstract of a comparison paper. For ml1k every id must exist in the subset, which
 is rebuilt in memory with make_ml1k.py unless ``--ml1k`` names a written copy. Counts must equal the
-size of the expected set; expected and borderline sets must be disjoint.
+size of the expected set; expected and borderline sets must be disjoint. ml1k_lists.jsonl has one
+``{"type": "corpus", ...}`` record naming the subset (see eval/dataset.py).
 
 Standard library only. Exit status 1 and one line per problem when anything is wrong.
 """
@@ -220,8 +221,14 @@ def check_ml1k(path: Path, ids: set[str], seen_ids: dict, stats: Counter) -> Non
             return None
         return pid  # type: ignore[return-value]
 
+    corpus_records = 0
     for no, row in read_jsonl(path):
         where = f"{path.name}:{no} {row.get('id', '?')}"
+        if row.get("type") == "corpus":  # names the subset the file is graded against (read by rag eval)
+            corpus_records += 1
+            if row.get("name") != "ml1k" or row.get("papers") != len(ids):
+                problem(where, f"the corpus record must name ml1k with papers = {len(ids)}")
+            continue
         note_id(where, row, seen_ids)
         if row.get("type") != "list":
             problem(where, "type must be list")
@@ -230,6 +237,8 @@ def check_ml1k(path: Path, ids: set[str], seen_ids: dict, stats: Counter) -> Non
         stats["ml1k list"] += 1
         stats["ml1k list (count)"] += "count" in row
         stats["ml1k expected ids"] += len(expected)
+    if corpus_records != 1:
+        problem(path.name, f"needs exactly one corpus record, found {corpus_records}")
 
 
 def note_id(where: str, row: dict, seen: dict) -> None:

@@ -285,6 +285,13 @@ def config(ctx: click.Context, as_json: bool) -> None:
     default=None,
     help="scifact/pubmedqa: folder holding scifact/ and pubmedqa/ (default $RAG_SHARED_DATA).",
 )
+@click.option(
+    "--baseline",
+    type=click.Choice(["textbook"]),
+    default=None,
+    help="Also run the textbook LangChain chain (1,000-char chunks, Chroma, k=4, tutorial prompt) on the "
+    "single-paper questions, same models, and report it side by side.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @_friendly
@@ -299,9 +306,11 @@ def eval_(
     judge_url: str | None,
     judge_model: str | None,
     data_root: Path | None,
+    baseline: str | None,
     as_json: bool,
 ) -> None:
-    """Score answers on GOLD (a gold JSONL file), or run the `scifact` / `pubmedqa` benchmark."""
+    """Score answers on GOLD (a gold JSONL file: questions, lists, comparisons or table cells), or run the
+    `scifact` / `pubmedqa` benchmark."""
     from rag.evaluation import external as benchmarks
     from rag.evaluation import harness
 
@@ -341,6 +350,7 @@ def eval_(
         judge_url=judge_url,
         judge_model=judge_model,
         progress_factory=lambda label: _progress_bar(label, "question"),
+        baseline=baseline,
     )
     if as_json:
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))

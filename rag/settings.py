@@ -134,7 +134,14 @@ class AnswerSettings(_Group):
         default=0.5, ge=0.0, le=1.0, description="A paper is listed when the judge's P(yes) reaches this."
     )
     list_sentence_tokens: int = Field(
-        default=70, ge=20, description="Tokens of a paper's best sentences the list judge reads (plus its title)."
+        default=45, ge=20, description="Tokens of a paper's best sentences the list judge reads (plus its title)."
+    )
+    list_relative_floor: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="Papers whose best sentence scores under this share of the best paper's are not judged "
+        "(0.2 kept 98 % of the gold lists' papers and skipped ~19 % of the judgements).",
     )
     list_extractive_floor: float = Field(
         default=0.6,

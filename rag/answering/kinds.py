@@ -30,7 +30,10 @@ _PAPER_NOUN = (
     r"(?:papers?|works?(?=\s+(?:on|about|that|which|in|from|using|related|dealing|with|to)\b|\s*[?.,]|$)|studies|articles?"
     r"|abstracts?|publications?|submissions?)"
 )
-_NOT_MOD = r"(?:the|a|an|this|that|these|those|is|are|was|were|does|do|did|can|could|has|have|will|would)"
+_NOT_MOD = (
+    r"(?:the|a|an|this|that|these|those|is|are|was|were|does|do|did|can|could|has|have|will|would"
+    r"|papers?|works?|studies|articles?|abstracts?|publications?)"
+)
 _MOD = rf"(?:(?!{_NOT_MOD}\b)[\w&@+.'’-]+\s+)"  # a modifier word before "papers": not an article or a verb
 _WRAPPER = re.compile(
     r"^\W*(?:(?:hi|hello|hey|ok|okay|so|and|also|now|then|btw|quick\s+(?:question|q)|i'?m\s+curious|just\s+curious)"
@@ -161,3 +164,41 @@ def classify_question(question: str, *, named_papers: int = 0) -> QuestionKind:
     ):
         return "compare"
     return "lookup"
+
+
+_LIST_LEAD = re.compile(
+    rf"^(?:(?:so|and|also|now|then)\s+)?(?:which|what|how\s+many)\s+(?:of\s+(?:the|these|those)\s+)?{_MOD}{{0,3}}"
+    rf"{_PAPER_NOUN}\s+|^(?:list|name|find|show|give(?:\s+me)?|enumerate|identify|count|get|recommend|search\s+for|"
+    rf"look\s+for)\s+(?:me\s+)?(?:(?:all|every|each|the|any|some)\s+)*{_MOD}{{0,3}}{_PAPER_NOUN}\s+(?:that\s+|which\s+)?"
+    rf"|^(?:are|is)\s+there\s+(?:any\s+|some\s+|other\s+|a\s+|an\s+)?{_PAPER_NOUN}\s+(?:that\s+|which\s+)?"
+    rf"|^(?:any|all|some)\s+{_PAPER_NOUN}\s+(?:that\s+|which\s+)?|^{_PAPER_NOUN}\s+(?:that\s+|which\s+)?",
+    re.I,
+)
+_LIST_TAIL = re.compile(
+    r"(?:,\s*|\s+)(?:and\s+)?(?:which|what)\s+(?:ones|are\s+they|papers|are\s+those)\b.*$|\s*[?.!]+\s*$", re.I
+)
+_VERB_FORMS = {"are": "Is", "were": "Was", "have": "Does this paper have", "do": "Does this paper"}
+
+
+def list_predicate(question: str) -> str:
+    """A list question turned into the yes/no question each candidate paper is judged by:
+    "Which papers use reinforcement learning?" -> "Does this paper use reinforcement learning?";
+    "How many papers are about X, and which ones?" -> "Is this paper about X?". (A question of
+    another form is asked as it is, about "this paper".)"""
+    body = _LIST_TAIL.sub("", _body(question))
+    topic = re.match(r"^(.{1,80}?)\s+(?:papers|works|studies|articles|publications)$", body, re.I)
+    if topic and _TOPIC_PAPERS.search(question.strip()):
+        return f"Is this paper about {topic.group(1)}?"
+    rest = _LIST_LEAD.sub("", body, count=1).strip()
+    if not rest or rest == body:
+        return f"Does this paper answer the question: {question.strip()}"
+    first, _, tail = rest.partition(" ")
+    word = first.lower()
+    if word in ("are", "were"):
+        return f"{_VERB_FORMS[word]} this paper {tail}?"
+    if word in ("have", "do"):
+        return f"{_VERB_FORMS[word]} {tail}?"
+    if word in ("on", "about", "in", "for", "from", "with", "using", "by", "that", "which"):
+        lead = {"that": "", "which": ""}.get(word)
+        return f"Is this paper {rest if lead is None else tail}?"
+    return f"Does this paper {rest}?"

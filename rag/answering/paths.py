@@ -7,9 +7,10 @@ and each keeps the lookup's rule: every sentence shown is a verified citation or
   "No" and "Not" (stated) decide, and the answer quotes the evidence sentence that decides it.
 * **list**: every paper of the (filtered) collection is a candidate when it is small, else the most
   relevant ones by hybrid retrieval; each is judged on its own best sentences by a one-token yes/no
-  judgement ("does this paper belong in the answer?"), with the judging prompt's fixed part first so
-  llama.cpp reuses it. Papers stream out as they are confirmed; on a large collection the scan stops
-  after a run of rejections. The answer says what was checked ("19 of 19 abstracts").
+  judgement of the list question turned into a question about one paper ("Which papers use RL?" ->
+  "Does this paper use RL?", asked after the paper's text: asked before it, the model's answers were
+  near chance). Papers stream out as they are confirmed; on a large collection the scan stops after a
+  run of rejections. The answer says what was checked ("19 of 19 abstracts").
 * **compare**: the papers the question names (else the few retrieved ones close to the best) each get
   their own share of evidence and their own short answer, verified against that paper alone; a paper
   whose answer cannot be verified is answered with its most relevant sentence, quoted. So a question
@@ -27,6 +28,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from rag.answering.evidence import NO_ANSWER, candidates_of, format_evidence, readable
 from rag.answering.judge import label_probabilities
+from rag.answering.kinds import list_predicate
 from rag.answering.verify import Evidence, SentenceVerdict, render, verify_answer
 from rag.corpus import count_tokens
 from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, TokenEvent
@@ -124,15 +126,18 @@ def list_answer(pipeline: AnswerPipeline, prep: Prepared, query: Query, total: i
     k = total if full else min(total, s.list_candidates)
     hits = pipeline.retrieve(prep.standalone, max(1, k), query.where, query.retrieval_mode) if total else []
     t1 = time.perf_counter()
+    predicate = list_predicate(prep.standalone)
     cands = _list_candidates(pipeline, prep.standalone, hits)
+    if cands:  # papers far below the best one's sentence score are not worth a judgement (see the settings)
+        floor = s.list_relative_floor * cands[0].prescore
+        cands = [c for c in cands if c.prescore >= floor]
     yield ProgressEvent(0, len(cands))
     judged: list[tuple[float, _Candidate]] = []
     misses = 0
-    question = " ".join(prep.standalone.split())
     prompt_tokens = 0
     for i, cand in enumerate(cands, 1):
         if query.mode == "llm":
-            message = pipeline.judge_template.format(question=question, paper=cand.text)
+            message = pipeline.judge_template.format(question=predicate, paper=cand.text)
             probs, usage = label_probabilities(pipeline.chat(), [HumanMessage(message)], ("yes", "no"))
             p = probs["yes"]
             prompt_tokens += int(usage.get("input_tokens") or 0)

@@ -14,6 +14,7 @@ from langchain_core.language_models import BaseChatModel
 
 from rag.answering.paths import compare, list_answer, yesno
 from rag.answering.pipeline import AnswerPipeline, History, MarkerFilter, normalise_history
+from rag.answering.table import build_table, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError
 from rag.events import AnswerEvent, ErrorEvent, Event, StatusEvent, TokenEvent
@@ -31,6 +32,9 @@ from rag.types import (
     QuestionKind,
     RetrievalMode,
     SearchHit,
+    Table,
+    paper_hit,
+    paper_matches,
 )
 
 
@@ -197,6 +201,55 @@ class Assistant:
                 code="question_too_long",
             )
         return q
+
+    # ------------------------------------------------------------------ tables
+    def table(
+        self,
+        attributes: str | Sequence[str],
+        *,
+        query: str | None = None,
+        where: dict[str, MetaValue] | None = None,
+        k: int | None = None,
+        mode: AnswerMode | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Table:
+        """A paper x attribute table (``"task, dataset, metric"``): one row per paper, one cell per attribute,
+        each value with the sentence of the abstract that states it; a value no sentence states is left
+        empty ("not stated"), never guessed.
+
+        Rows: the ``k`` papers most relevant to ``query``, or without a query every paper (that matches
+        ``where``) up to ``k`` (default ``settings.answer.table_max_papers``).
+        """
+        try:
+            attrs = parse_attributes(attributes)
+        except ValueError as e:
+            raise QuestionError(str(e), code="bad_attributes") from e
+        limit = k or self.settings.answer.table_max_papers
+        total = self._retriever.count_papers(where)
+        if total == 0:
+            raise EmptyIndexError(
+                f"The index in {self.settings.chroma_url or self.settings.data_dir} has no papers"
+                + (f" matching {where}" if where else "")
+                + ": run `rag ingest PATH` first."
+            )
+        if query:
+            hits = self.search(query, k=limit, where=where)
+        else:
+            hits = [paper_hit(p) for p in self.papers() if paper_matches(p, where)][:limit]
+        try:
+            return build_table(
+                self._pipeline,
+                hits,
+                attrs,
+                query=query,
+                collection_size=total,
+                mode=mode or self.settings.answer.mode,
+                progress=progress,
+            )
+        except RagError:
+            raise
+        except Exception as e:  # the SDK raises many error types; describe them without secrets
+            raise describe_llm_error(e, self.settings) from e
 
     # ------------------------------------------------------------------ answers
     def ask(

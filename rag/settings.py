@@ -147,6 +147,10 @@ class AnswerSettings(_Group):
         default=0.6,
         description="Extractive mode (no LLM): a paper is listed when its best sentence scores this + 0.25.",
     )
+    table_max_papers: int = Field(default=50, ge=1, description="Rows of a table at most (its k).")
+    table_tokens_per_attribute: int = Field(
+        default=24, ge=4, description="Tokens the model may write per attribute when it fills a table row."
+    )
     compare_context_tokens: int = Field(
         default=120, ge=30, description="Token budget of each paper's evidence in a comparison."
     )

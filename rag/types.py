@@ -123,6 +123,32 @@ class Quote(BaseModel):
     span: tuple[int, int] = Field(description="Character span of the sentence in the paper's abstract.")
 
 
+def paper_hit(paper: Paper) -> SearchHit:
+    """A paper as a search hit of its whole abstract (for paths that take papers, not retrieved chunks)."""
+    return SearchHit(
+        paper_id=paper.paper_id,
+        chunk_id=chunk_id_for(paper.paper_id, 0),
+        title=paper.title,
+        text=paper.abstract,
+        start=0,
+        end=len(paper.abstract),
+        score=0.0,
+        abstract=paper.abstract,
+        metadata={
+            **paper.metadata,
+            **{k: v for k, v in (("venue", paper.venue), ("year", paper.year)) if v is not None},
+        },
+    )
+
+
+def paper_matches(paper: Paper, where: dict[str, MetaValue] | None) -> bool:
+    """True when every key of ``where`` equals the paper's field or metadata value (as filters compare)."""
+    if not where:
+        return True
+    fields: dict[str, Any] = {**paper.metadata, "venue": paper.venue, "year": paper.year, "url": paper.url}
+    return all(fields.get(k) == v and type(fields.get(k)) is type(v) for k, v in where.items())
+
+
 class Citation(BaseModel):
     """A verified citation: marker ``[n]`` resolves to ``paper_id``; ``span`` locates the supporting
     sentence in the paper's original abstract."""

@@ -128,7 +128,6 @@ def scifact_markdown(res: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- PubMedQA
 
-PUBMEDQA_SUFFIX = " Answer yes, no or maybe first, then explain."
 _NEG = re.compile(
     r"\b(no|not|none|neither|nor|cannot|can't|doesn't|does not|did not|didn't|isn't|is not|aren't|are not|"
     r"was not|were not|without|fail(?:s|ed)? to|no significant|unrelated|lack of|absence of|insufficient)\b"
@@ -169,6 +168,8 @@ def classify_decision(answer: Answer) -> str:
        because a bare "Yes." carries no claim and is not in the verified text).
     2. Else cues in the verified text: a hedge -> maybe; a negation -> no; otherwise yes.
     """
+    if answer.verdict is not None:  # the yes/no path decided it
+        return {"yes": "yes", "no": "no"}.get(answer.verdict, "maybe")
     if answer.refused:
         return "maybe"
     first = answer.sentences[0].text if answer.sentences else answer.text
@@ -184,7 +185,7 @@ def classify_decision(answer: Answer) -> str:
 
 
 def run_pubmedqa(
-    assistant: Assistant, path: Path | None = None, limit: int = 20, progress: Progress = None
+    assistant: Assistant, path: Path | None = None, limit: int = 20, progress: Progress = None, start: int = 0
 ) -> dict[str, Any]:
     """Retrieval (own abstract at rank 1 / in top k, MRR) on all questions; answers on the first ``limit``.
 
@@ -199,11 +200,11 @@ def run_pubmedqa(
         hitk.append(M.recall_at(ranked, [it["id"]], k))
         rr.append(M.reciprocal_rank(ranked, [it["id"]]))
     rows = []
-    chosen = items[: limit or None]
+    chosen = items[start : start + limit if limit else None]
     for i, it in enumerate(chosen):
         t = time.perf_counter()
         try:
-            ans = assistant.ask(it["question"] + PUBMEDQA_SUFFIX)
+            ans = assistant.ask(it["question"], kind="yesno")
             err = None
         except RagError as e:
             ans, err = None, f"{type(e).__name__}: {e}"
@@ -228,6 +229,7 @@ def run_pubmedqa(
                 if ans
                 else None,
                 "supports": [s.support for s in ans.sentences] if ans else [],
+                "verdict_probabilities": ans.verdict_probabilities if ans else {},
             }
         )
         if progress:
@@ -240,6 +242,7 @@ def run_pubmedqa(
         "newly_embedded": rep.embedded,
         "answer_mode": assistant.settings.answer.mode,
         "answered_n": len(rows),
+        "start": start,
         "retrieval": {"hit@1": _ci(hit1), f"recall@{k}": _ci(hitk), "mrr": _ci(rr)},
         "accuracy": _ci([float(r["correct"]) for r in rows]),
         "accuracy_when_answered": _ci([float(r["correct"]) for r in rows if not r["refused"]]),

@@ -213,6 +213,9 @@ class Answer(BaseModel):
     checked: int | None = Field(default=None, description="list: how many papers were judged.")
     collection_size: int | None = Field(default=None, description="list: papers in the (filtered) collection.")
     verdict: Verdict | None = Field(default=None, description="yesno: the verdict, its deciding sentence cited.")
+    verdict_probabilities: dict[str, float] = Field(
+        default_factory=dict, description="yesno: the model's P(yes), P(no), P(not stated) behind the verdict."
+    )
     quoted: bool = Field(
         default=False, description="The answer quotes the evidence because the model's own words could not be verified."
     )
@@ -234,6 +237,7 @@ class Answer(BaseModel):
             "checked": self.checked,
             "collection_size": self.collection_size,
             "verdict": self.verdict,
+            "verdict_probabilities": self.verdict_probabilities,
             "quoted": self.quoted,
         }
 

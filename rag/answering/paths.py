@@ -59,13 +59,16 @@ def yesno(pipeline: AnswerPipeline, prep: Prepared, mode: AnswerMode) -> Iterato
     ev = next(e for e in prep.evidence if e.n == n)
     usage: dict[str, Any] = {}
     verdict: Verdict | None = None
+    shown: dict[str, float] = {}
     if mode == "llm":
         probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
         verdict = pipeline.decide_yesno(probs)
+        shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
     sentence = ev.sentence(span)
     if verdict == "not stated":
         answer = pipeline.finalize(prep, "", mode)
-        yield AnswerEvent(answer.model_copy(update={"kind": "yesno", "verdict": verdict}))
+        update = {"kind": "yesno", "verdict": verdict, "verdict_probabilities": shown}
+        yield AnswerEvent(answer.model_copy(update=update))
         return
     lead = {"yes": "Yes. ", "no": "No. ", None: ""}[verdict]
     text = f"{lead}The abstract states: {sentence.rstrip('.!? ')} [{n}]."
@@ -94,6 +97,7 @@ def yesno(pipeline: AnswerPipeline, prep: Prepared, mode: AnswerMode) -> Iterato
             names_source=prep.names_source,
             kind="yesno",
             verdict=verdict,
+            verdict_probabilities=shown,
             quoted=True,
         )
     )

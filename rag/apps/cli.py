@@ -277,6 +277,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
     help="OpenAI-compatible endpoint of an LLM judge (faithfulness, answer relevancy); none: no judge metrics.",
 )
 @click.option("--judge-model", envvar="RAG_EVAL_JUDGE_MODEL", default=None, help="Model name of the judge endpoint.")
+@click.option("--start", type=click.IntRange(0), default=0, help="pubmedqa: answer from question START on.")
 @click.option(
     "--data",
     "data_root",
@@ -307,6 +308,7 @@ def eval_(
     judge_model: str | None,
     data_root: Path | None,
     baseline: str | None,
+    start: int,
     as_json: bool,
 ) -> None:
     """Score answers on GOLD (a gold JSONL file: questions, lists, comparisons or table cells), or run the
@@ -331,6 +333,7 @@ def eval_(
                 res = benchmarks.run_pubmedqa(
                     _assistant_for(benchmarks.pubmedqa_settings(settings)),
                     limit=limit or 20,
+                    start=start,
                     progress=update,
                     path=benchmarks.shared_data("pubmedqa/pqal_dev.json", data_root),
                 )

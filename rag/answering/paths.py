@@ -141,10 +141,13 @@ def list_answer(pipeline: AnswerPipeline, prep: Prepared, query: Query, total: i
     prompt_tokens = 0
     for i, cand in enumerate(cands, 1):
         if query.mode == "llm":
-            message = pipeline.judge_template.format(question=predicate, paper=cand.text)
-            probs, usage = label_probabilities(pipeline.chat(), [HumanMessage(message)], ("yes", "no"))
-            p = probs["yes"]
-            prompt_tokens += int(usage.get("input_tokens") or 0)
+            p, used = _judge(pipeline, predicate, cand.text)
+            prompt_tokens += used
+            if s.list_recheck_from <= p < s.list_min_yes:  # unsure on its best sentences: read more of it
+                more = _list_candidates(pipeline, prep.standalone, [cand.hit], budget=s.list_recheck_tokens)
+                if more and more[0].text != cand.text:
+                    p, used = _judge(pipeline, predicate, more[0].text)
+                    prompt_tokens += used
         else:  # no model: the calibrated sentence score alone decides
             p = min(1.0, max(0.0, (cand.prescore - s.list_extractive_floor) / 0.5))
         judged.append((p, cand))
@@ -193,6 +196,14 @@ def list_answer(pipeline: AnswerPipeline, prep: Prepared, query: Query, total: i
     )
 
 
+def _judge(pipeline: AnswerPipeline, predicate: str, paper: str) -> tuple[float, int]:
+    """P(yes) that ``paper`` (its title and best sentences) satisfies ``predicate``; prompt tokens used."""
+    message = pipeline.judge_template.format(question=predicate, paper=paper)
+    judge = [SystemMessage(pipeline.judge_system), HumanMessage(message)]
+    probs, usage = label_probabilities(pipeline.chat(), judge, ("yes", "no"))
+    return probs["yes"], int(usage.get("input_tokens") or 0)
+
+
 def _item(n: int, cand: _Candidate, p: float) -> ListItem:
     span = cand.best
     return ListItem(
@@ -205,7 +216,9 @@ def _item(n: int, cand: _Candidate, p: float) -> ListItem:
     )
 
 
-def _list_candidates(pipeline: AnswerPipeline, question: str, hits: Sequence[SearchHit]) -> list[_Candidate]:
+def _list_candidates(
+    pipeline: AnswerPipeline, question: str, hits: Sequence[SearchHit], budget: int | None = None
+) -> list[_Candidate]:
     """Each paper with its best sentences for the question (what the judge reads), best papers first."""
     cands, _spans = candidates_of(hits)
     if not cands:
@@ -215,7 +228,7 @@ def _list_candidates(pipeline: AnswerPipeline, question: str, hits: Sequence[Sea
     for c, sc in zip(cands, scores):
         per_hit.setdefault(c.hit, []).append((float(sc), c.span, c.text))
     enc = pipeline.settings.chunking.encoding
-    budget = pipeline.settings.answer.list_sentence_tokens
+    budget = budget or pipeline.settings.answer.list_sentence_tokens
     out = []
     for i, sentences in per_hit.items():
         ranked = sorted(sentences, key=lambda x: -x[0])
@@ -266,7 +279,8 @@ def compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> Iterator[
         ok = [v for v in verdicts if v.claim and v.supported]
         unsupported += [v.text for v in verdicts if v.claim and not v.supported]
         if not ok:  # quote the paper's most relevant shown sentence instead
-            span = shown[n][0]
+            texts = [ev.sentence(sp) for sp in shown[n]]
+            span = shown[n][int(pipeline.scorer.score(prep.standalone, texts).argmax())]
             ok = [SentenceVerdict(ev.sentence(span), [n], 1.0, True, True, (n, span))]
             quoted_any = True
         body = render(ok)

@@ -151,6 +151,7 @@ class AnswerPipeline:
         self.condense_template = load_prompt("condense")
         self.yesno_template = load_prompt("yesno")
         self.judge_template = load_prompt("judge")
+        self.judge_system = load_prompt("judge_system").strip()
         self.extract_template = load_prompt("extract")
 
     def chat(self) -> BaseChatModel:

@@ -19,6 +19,7 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "condense": frozenset({"history", "question"}),
     "yesno": frozenset({"context", "question"}),
     "judge": frozenset({"question", "paper"}),
+    "judge_system": frozenset(),
     "extract": frozenset({"title", "abstract", "attributes"}),
 }
 

@@ -377,8 +377,8 @@ def table(
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n"
     else:
         text = result.to_csv() if fmt == "csv" else result.to_markdown()
-    if out is None:
-        click.echo(text, nl=False)
+    if out is None:  # a terminal gets no control characters from the abstracts; a pipe gets the data as it is
+        click.echo(_plain(text.replace("\r\n", "\n")) if sys.stdout.isatty() else text, nl=False)
         return
     try:
         out.write_text(text, encoding="utf-8", newline="")

@@ -533,7 +533,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                 case StatusEvent(sources=sources, evidence=evidence):
                     # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
                     sources_html = format_sources_html(None, turn, sources, evidence)
-                    reading = format_reading_html(evidence, turn) if evidence else "<em>Writing…</em>"
+                    reading = format_reading_html(evidence, turn) if evidence else "<em>Reading the abstracts…</em>"
                     messages[-1] = {"role": "assistant", "content": reading}
                     yield messages, history, answers, sources_html, gr.skip(), "", ""
                 case TokenEvent(text=token):

@@ -364,8 +364,8 @@ def table(
     fmt: str,
     out: Path | None,
 ) -> None:
-    """A paper x attribute table, e.g. "task, dataset, metric, best result": one row per paper, each value
-    with the sentence of the abstract that states it; a value no sentence states stays empty (not stated)."""
+    """Tabulate ATTRIBUTES ("task, dataset, metric, best result") over the papers: one row per paper, each
+    value with the sentence of the abstract that states it; a value no sentence states stays empty (not stated)."""
     assistant = _assistant(ctx)
     filters = parse_where(list(where))
     update, close = _progress_bar("reading abstracts", "paper")

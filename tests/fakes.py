@@ -61,3 +61,71 @@ def evidence_number(prompt: str, title_word: str) -> int | None:
 def last_question(prompt: str) -> str:
     m = re.findall(r"Question: (.*)", prompt)
     return m[-1] if m else ""
+
+
+# ---------------------------------------------------------------------------------------------- answer paths
+# The prompts the answer paths send (prompts/*.md), recognised by their shape: the list judge asks about one
+# paper ("Paper: ...\nQuestion: ..."), the yes/no prompt wants one word, the table prompt shows one abstract.
+_JUDGED = re.compile(r"^Paper: (.*?)\nQuestion: ", re.S | re.M)
+_TABLE_ROW = re.compile(r'^Abstract of "(.*?)":\n(.*?)\n\nFor each item[^\n]*\n(.*)$', re.S | re.M)
+
+
+def judged_paper(prompt: str) -> str | None:
+    """The paper text a list-judge prompt shows (title and best sentences), else None."""
+    m = _JUDGED.search(prompt)
+    return m.group(1) if m else None
+
+
+def table_row_prompt(prompt: str) -> tuple[str, str, list[str]] | None:
+    """(title, abstract, attributes) of a table-row prompt, else None."""
+    m = _TABLE_ROW.search(prompt)
+    if not m:
+        return None
+    attributes = [line.strip().rstrip(":") for line in m.group(3).splitlines() if line.strip().endswith(":")]
+    return m.group(1), m.group(2), attributes
+
+
+def copying_table_reply(prompt: str, invented: tuple[str, ...] = ("metric",)) -> str | None:
+    """A table-row reply that depends on the abstract it is shown: ``task`` copies the abstract's first six
+    words (stated, so the cell must be kept), each ``invented`` attribute gets a value no abstract states
+    (it must end up "not stated"), any other attribute "not stated". None when ``prompt`` is no table row."""
+    row = table_row_prompt(prompt)
+    if row is None:
+        return None
+    _title, abstract, attributes = row
+    lines = []
+    for a in attributes:
+        if a == "task":
+            lines.append(f"{a}: {' '.join(abstract.split()[:6])}")
+        elif a in invented:
+            lines.append(f"{a}: top-1 accuracy of 99.97% on ImageNet-42k")
+        else:
+            lines.append(f"{a}: not stated")
+    return "\n".join(lines)
+
+
+class PathsReply:
+    """A reply for every answer path, each depending on the prompt: the list judge says Yes when the judged
+    paper's text matches ``judge`` (and records the papers it said Yes to), the yes/no prompt answers
+    ``verdict(prompt)``, table rows are filled by :func:`copying_table_reply`, anything else gets ``other``."""
+
+    def __init__(
+        self,
+        judge: str = r"(?i)benchmark",
+        verdict: Callable[[str], str] = lambda p: "Yes",
+        other: Callable[[str], str] = lambda p: "The indexed abstracts don't answer this.",
+    ) -> None:
+        self.judge, self.verdict, self.other = re.compile(judge), verdict, other
+        self.said_yes: list[str] = []
+
+    def __call__(self, prompt: str) -> str:
+        paper = judged_paper(prompt)
+        if paper is not None:
+            if self.judge.search(paper):
+                self.said_yes.append(paper)
+                return "Yes"
+            return "No"
+        if "Yes, No, or Not" in prompt:
+            return self.verdict(prompt)
+        row = copying_table_reply(prompt)
+        return row if row is not None else self.other(prompt)

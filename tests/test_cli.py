@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from rag import Assistant
 from rag.apps.cli import cli
+from tests.fakes import PathsReply, ScriptedChatModel, evidence_number
 
 DATA = Path(__file__).parent / "data"
 
@@ -204,3 +211,192 @@ def test_ask_unreachable_llm_is_a_clear_error(run, seed_corpus: Path) -> None:  
     )
     assert r.exit_code == 1 and "Cannot reach the LLM server" in r.output
     assert "sk-do-not-print-me-42" not in r.output and "Traceback" not in r.output
+
+
+# ------------------------------------------------------------------ question kinds and tables (fake LLM)
+WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
+
+
+def with_fake(seed: Any, reply: Callable[[str], str]) -> tuple[Any, ScriptedChatModel]:
+    fake = ScriptedChatModel(reply=reply)
+    return Assistant(seed.settings, embeddings=seed.embeddings, chat_model=fake), fake
+
+
+def invoke(assistant: Any, *args: str) -> Any:
+    """`rag ARGS` in-process with ``assistant`` (and its fake LLM) injected."""
+    return CliRunner().invoke(cli, list(args), obj={"assistant": assistant}, catch_exceptions=False)
+
+
+def test_list_question_prints_the_count_and_each_paper_with_its_quote(seed_assistant: Any) -> None:
+    judge = PathsReply(judge=r"(?i)\bbenchmark\b")
+    a, _ = with_fake(seed_assistant, judge)
+    r = invoke(a, "ask", "Which papers introduce a new benchmark?")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    n = len(judge.said_yes)
+    assert n >= 2 and lines[0] == f"{n} papers match (19 of 19 abstracts checked):"
+    abstracts = {p.paper_id: p.abstract for p in seed_assistant.papers()}
+    items = [(i, line) for i, line in enumerate(lines) if re.match(r"\[\d+\] ", line)]
+    assert [line.split("]")[0] for _, line in items] == [f"[{i}" for i in range(1, n + 1)]
+    for i, line in items:
+        paper_id = line.rsplit("[", 1)[1].rstrip("]")
+        quote = lines[i + 1].strip().strip('"')
+        assert quote.rstrip("…") in " ".join(abstracts[paper_id].split())  # the qualifying sentence, verbatim
+    assert "(answered as a list question; --kind chooses another way)" in r.stderr
+    data = json.loads(invoke(a, "ask", "Which papers introduce a new benchmark?", "--json").stdout)
+    assert data["kind"] == "list" and data["checked"] == data["collection_size"] == 19
+    assert len(data["items"]) == n and {"n", "paper_id", "title", "quote", "span", "score"} <= set(data["items"][0])
+
+
+def test_kind_overrides_the_recognised_form_and_yes_no_prints_the_verdict_first(seed_assistant: Any) -> None:
+    reply = PathsReply(verdict=lambda p: "Yes" if "drone" in p else "Not")
+    a, fake = with_fake(seed_assistant, reply)
+    r = invoke(a, "ask", "WildBox and drone video", "--kind", "yesno")  # not a question's form: the override decides
+    assert r.exit_code == 0, r.output
+    out = r.stdout.splitlines()
+    assert out[0] == "Yes." and out[1].startswith("The abstract states: ") and re.search(r"\[\d+\]\.$", out[1])
+    assert any("Yes, No, or Not" in p for p in fake.prompts) and "answered as" not in r.stderr
+    data = json.loads(invoke(a, "ask", "WildBox and drone video", "--kind", "yesno", "--json").stdout)
+    assert data["kind"] == "yesno" and data["verdict"] == "yes" and data["quoted"] is True
+    assert data["citations"][0]["title"] == "WildBox"
+    a, _ = with_fake(seed_assistant, PathsReply(verdict=lambda p: "Not"))
+    r = invoke(a, "ask", "Does WildBox report the price of the drones?")
+    assert r.stdout.splitlines()[:2] == ["Not stated.", "The indexed abstracts don't answer this."]
+    assert "Closest papers:" in r.stdout
+
+
+def test_bad_kind_is_a_usage_error(seed_assistant: Any) -> None:
+    r = CliRunner().invoke(cli, ["ask", "What is WildBox?", "--kind", "essay"], obj={"assistant": seed_assistant})
+    assert r.exit_code == 2 and "'essay' is not one of 'lookup', 'list', 'compare', 'yesno'" in r.output
+
+
+def render_terminal(out: str, width: int) -> list[str]:
+    """The screen a terminal ``width`` columns wide shows after ``out`` (auto-wrap, CR, LF, cursor up, erase
+    to end of screen / line; colours ignored): what a user would see."""
+    import unicodedata
+
+    grid: list[list[str]] = [[]]
+    row = col = 0
+    i = 0
+    while i < len(out):
+        c = out[i]
+        if c == "\x1b":
+            m = re.match(r"\x1b\[(\d*)([A-Za-z])", out[i:])
+            assert m, repr(out[i : i + 10])
+            if m.group(2) == "A":
+                row = max(0, row - int(m.group(1) or 1))
+            elif m.group(2) == "J":
+                del grid[row + 1 :]
+                grid[row] = grid[row][:col]
+            elif m.group(2) == "K":
+                grid[row] = grid[row][:col]
+            i += len(m.group(0))
+            continue
+        if c == "\r":
+            col = 0
+        elif c == "\n":
+            row, col = row + 1, 0
+        else:
+            w = 2 if unicodedata.east_asian_width(c) in "WF" else 1
+            if col + w > width:
+                row, col = row + 1, 0
+            while len(grid) <= row:
+                grid.append([])
+            line = grid[row]
+            line.extend(" " * (col + w - len(line)))
+            line[col : col + w] = [c] + [""] * (w - 1)
+            col += w
+        while len(grid) <= row:
+            grid.append([])
+        i += 1
+    lines = ["".join(r).rstrip() for r in grid]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def test_terminal_shows_the_evidence_at_once_then_leaves_only_the_verified_answer(seed_assistant: Any) -> None:
+    from rag.apps.cli import _follow, _Live
+
+    def reply(p: str) -> str:  # a long draft that wraps, wide characters included
+        n = evidence_number(p, "WildBox") or 1
+        return f"WildBox comprises 237,505 3D bounding box annotations [{n}]. 野生動物のドローン映像 " + "x" * 70
+
+    a, _ = with_fake(seed_assistant, reply)
+    out = io.StringIO()
+    answer = _follow(a.stream(WILDBOX_Q), _Live(out, width=37, height=100))
+    raw = out.getvalue()
+    before_clear = render_terminal(raw[: raw.rindex("\x1b[J")], 37)
+    assert before_clear[0].startswith("Reading ") and before_clear[1].startswith("  [1] WildBox: ")
+    assert before_clear[2].startswith("      ")  # the same paper's next sentence, under it
+    draft_at = next(i for i, line in enumerate(before_clear) if line.startswith("WildBox comprises"))
+    assert all(len(line) <= 37 for line in before_clear) and draft_at >= 2  # the evidence came first
+    assert raw.index("Reading ") < raw.index("WildBox comprises")
+    assert render_terminal(raw, 37) == []  # all erased: only the verified answer will be printed
+    assert "237,505" in answer.text and answer.kind == "lookup"
+
+    judge = PathsReply(judge=r"(?i)\bbenchmark\b")
+    a, _ = with_fake(seed_assistant, judge)
+    out = io.StringIO()
+    answer = _follow(a.stream("Which papers introduce a new benchmark?"), _Live(out, width=50, height=100))
+    raw = out.getvalue()
+    before_clear = render_terminal(raw[: raw.rindex("\x1b[J")], 50)
+    assert [line[:4] for line in before_clear[:-1]] == [f"[{i}] " for i in range(1, len(judge.said_yes) + 1)]
+    assert before_clear[-1] == f"{len(judge.said_yes)} found, 19 of 19 papers checked…"
+    assert "\x1b[2m" in raw  # the counter is dimmed
+    assert render_terminal(raw, 50) == [] and len(answer.items) == len(judge.said_yes)
+
+
+def test_terminal_control_characters_in_abstracts_are_not_sent_to_the_terminal() -> None:
+    from rag.apps.cli import _Live, _plain
+
+    out = io.StringIO()
+    live = _Live(out, width=20, height=10)
+    live.write("a\x1b]0;owned\x07b\x1b[2Jc\td")
+    assert out.getvalue() == "a ]0;owned b [2Jc d" and _plain("x\u202ey\n") == "x y\n"
+
+
+def test_table_prints_markdown_csv_or_json_and_never_guesses_a_cell(seed_assistant: Any, tmp_path: Path) -> None:
+    a, fake = with_fake(seed_assistant, PathsReply())
+    abstracts = {p.paper_id: p.abstract for p in seed_assistant.papers()}
+    args = ["table", "task, metric, best result", "--query", "3D detection of wildlife from drone video", "-k", "3"]
+    r = invoke(a, *args, "--format", "json")
+    assert r.exit_code == 0, r.output
+    table = json.loads(r.stdout)
+    assert table["attributes"] == ["task", "metric", "best result"] and len(table["rows"]) == 3
+    assert table["rows"][0]["title"] == "WildBox" and table["checked"] == 3 and table["collection_size"] == 19
+    assert len(fake.prompts) == 3 and all(
+        abstracts[row["paper_id"]][:40] in p for row, p in zip(table["rows"], fake.prompts)
+    )
+    for row in table["rows"]:
+        task, metric, best = row["cells"]
+        assert metric["value"] is None and metric["quote"] == ""  # the invented value is dropped: not stated
+        assert best["value"] is None
+        if task["value"] is not None:  # a stated cell: its quote is the span of the abstract that holds the value
+            start, end = task["span"]
+            assert abstracts[row["paper_id"]][start:end] == task["quote"]
+    assert sum(row["cells"][0]["value"] is not None for row in table["rows"]) >= 2
+
+    md = invoke(a, *args).stdout  # --format md is the default
+    assert md.startswith("| paper | task | metric | best result |\n|---|---|---|---|\n| WildBox | ")
+    assert md.count("*not stated*") >= 6 and "References:" in md and "[1] WildBox" in md
+
+    r = invoke(a, *args, "--format", "csv", "--out", str(tmp_path / "t.csv"))
+    assert r.exit_code == 0 and r.stdout.startswith(f"Wrote {tmp_path / 't.csv'}: 3 papers x 3 attributes, ")
+    rows = list(csv.reader(io.StringIO((tmp_path / "t.csv").read_text(encoding="utf-8"))))
+    assert rows[0][:5] == ["n", "paper_id", "title", "task", "task (quote)"] and len(rows) == 4
+    assert all(row[5] == row[6] == "" for row in rows[1:])  # metric and its quote: empty
+
+
+def test_table_errors_are_one_line(seed_assistant: Any, make_assistant: Callable[..., Any], tmp_path: Path) -> None:
+    a, fake = with_fake(seed_assistant, PathsReply())
+    for args, message in [
+        (("table", " , "), "Error: Name at least one attribute, e.g. 'task, dataset, metric'."),
+        (("table", "task", "--where", "venue"), "Error: Filter 'venue' is not key=value"),
+        (("table", "task", "--out", str(tmp_path / "no" / "t.md")), f"Error: Cannot write {tmp_path / 'no' / 't.md'}"),
+    ]:
+        r = CliRunner().invoke(cli, list(args), obj={"assistant": a})
+        assert r.exit_code == 1 and r.output.strip().startswith(message) and "Traceback" not in r.output, r.output
+        assert len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(cli, ["table", "task"], obj={"assistant": make_assistant()})
+    assert r.exit_code == 1 and "has no papers" in r.output and "rag ingest" in r.output

@@ -20,7 +20,7 @@ from rag.answering.evidence import format_evidence, is_evidence, neutralise
 from rag.answering.verify import Evidence, is_instruction
 from rag.ui.app import build_app
 from tests.conftest import DATA
-from tests.fakes import ScriptedChatModel, evidence_number
+from tests.fakes import PathsReply, ScriptedChatModel, evidence_number, table_row_prompt
 from tests.test_ui import run_chat
 
 CORPUS = DATA / "injection.jsonl"
@@ -334,3 +334,38 @@ def test_real_model_stays_grounded_on_poisoned_abstracts(
         assert not ans.refused, (ans.sentences, ans.unsupported)
         assert any(alt in ans.text.lower() for alt in expected.split("|")), ans.text
         assert paper in {c.paper_id for c in ans.citations}, ans.citations
+
+
+def test_markup_in_table_cells_and_list_items_is_inert_in_the_ui(injection_assistant: Assistant) -> None:
+    """The new surfaces: a table whose cells and quotes carry the MarmotSeg abstract's markup, and a list
+    question whose confirmed paper has an <img> in its title and a <script> in its qualifying sentence."""
+
+    def reply(prompt: str) -> str:
+        row = table_row_prompt(prompt)
+        if row is not None:
+            if "MarmotSeg" not in row[0]:
+                return "\n".join(f"{a}: not stated" for a in row[2])
+            return (
+                "task: segmentation network for marmot burrows\n"
+                "result: <script>alert(1)</script> MarmotSeg reaches 78.4 mIoU\n"
+                "code: [project page](javascript:alert(1))"
+            )
+        return PathsReply(judge=r"(?i)marmot")(prompt)
+
+    a, _ = with_llm(injection_assistant, reply)
+    app = build_app(a)
+    make_table = next(f.fn for f in app.fns.values() if f.fn is not None and f.fn.__name__ == "make_table")
+    _, html, _, _ = make_table(
+        "task, result, code", "marmot burrows in alpine meadows", "", "", 3, lambda *a, **k: None
+    )
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; MarmotSeg reaches 78.4 mIoU" in html  # stated, as text
+    assert "MarmotSeg: Burrow Segmentation in Alpine Meadows &lt;img src=x onerror=alert(1)&gt;" in html
+    steps = run_chat(app, "Which papers segment burrows?", kind="list")
+    messages, _, answers, sources, *_ = steps[-1]
+    assert [i["paper_id"] for i in answers[1]["items"]] == ["inj-marmotseg"]
+    bubbles = [str(s[0][-1]["content"]) for s in steps if isinstance(s[0], list) and s[0]]
+    for out in [html, sources, *bubbles]:
+        assert not re.search(r"<(script|img|iframe)\b|<a\s+href=\"(?!#rag-src-)|\bon\w+=\"", out, re.I), out
+    for bubble in bubbles:
+        assert "\n" not in bubble  # one line: Gradio's Markdown never gets to render a link or an image
+    assert "&lt;img src=x onerror=alert(1)&gt;" in messages[-1]["content"]

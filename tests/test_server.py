@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import threading
@@ -25,7 +27,7 @@ from rag.apps.cli import cli
 from rag.apps.http_api import create_app
 from rag.settings import Settings, check_bind
 from tests.conftest import free_port
-from tests.fakes import ScriptedChatModel
+from tests.fakes import PathsReply, ScriptedChatModel
 
 DATA = Path(__file__).parent / "data"
 QUESTION = "How many 3D bounding box annotations does WildBox have?"
@@ -325,6 +327,134 @@ def test_llm_failure_mid_stream_is_reported_in_band(small_assistant: Assistant) 
     assert r.status_code == 200 and events[-1] == "[DONE]" and "error" in json.loads(events[-2])
 
 
+# ------------------------------------------------------------------ question kinds, streamed items, tables
+@pytest.fixture(scope="module")
+def paths_reply() -> PathsReply:
+    return PathsReply(judge=r"(?i)\bbenchmark\b|\bresume", verdict=lambda p: "Yes" if "graphene" in p else "Not")
+
+
+@pytest.fixture(scope="module")
+def llm_assistant(small_assistant: Assistant, paths_reply: PathsReply) -> Assistant:
+    """The 10 test abstracts, answered with the LLM (a fake that serves every answer path)."""
+    answer = small_assistant.settings.answer.model_copy(update={"mode": "llm"})
+    return Assistant(
+        small_assistant.settings.model_copy(update={"answer": answer}),
+        embeddings=small_assistant.embeddings,
+        chat_model=ScriptedChatModel(reply=paths_reply),
+    )
+
+
+def _events(r: Any) -> list[Any]:
+    data = [line.removeprefix("data: ") for line in r.text.splitlines() if line.startswith("data: ")]
+    assert data[-1] == "[DONE]"
+    return [json.loads(d) for d in data[:-1]]
+
+
+def test_kind_is_validated_and_picks_the_answer_path(llm_assistant: Assistant) -> None:
+    api = TestClient(create_app(llm_assistant))
+    r = _chat(api, messages=[{"role": "user", "content": "Graphene conductivity"}], kind="essay")
+    assert r.status_code == 422 and r.json()["error"]["param"] == "kind"
+    r = _chat(api, messages=[{"role": "user", "content": "Graphene thermal conductivity with Raman"}], kind="yesno")
+    rag = r.json()["rag"]
+    assert r.status_code == 200 and rag["kind"] == "yesno" and rag["verdict"] == "yes" and rag["quoted"] is True
+    assert r.json()["choices"][0]["message"]["content"].startswith("Yes. The abstract states: ")
+    r = _chat(api, messages=[{"role": "user", "content": "Does the graphene paper report the price of a laser?"}])
+    assert r.json()["rag"]["kind"] == "yesno"  # recognised from the form
+    rag = _chat(api, messages=[{"role": "user", "content": "Which papers introduce a benchmark?"}]).json()["rag"]
+    assert rag["kind"] == "list" and 1 <= rag["checked"] <= rag["collection_size"] == 10
+    assert [i["paper_id"] for i in rag["items"]] == ["2401.00004"]  # TideBench, the one the judge said Yes to
+    assert {"n", "paper_id", "title", "quote", "span", "score"} <= set(rag["items"][0])
+    rag = _chat(api, messages=[{"role": "user", "content": "Which papers introduce a benchmark?"}], kind="lookup")
+    assert rag.json()["rag"]["kind"] == "lookup" and rag.json()["rag"]["items"] == []
+
+
+def test_streamed_list_shows_each_paper_as_it_is_confirmed(llm_assistant: Assistant, paths_reply: PathsReply) -> None:
+    """Through the official openai client: the extra ``rag_event`` field rides along in ``model_extra``."""
+    with _Server(llm_assistant) as srv:
+        client = openai.OpenAI(base_url=srv.url, api_key="unused", max_retries=0)
+        chunks = list(
+            client.chat.completions.create(
+                model="rag-abstracts",
+                messages=[{"role": "user", "content": "Which papers are about benchmarks or resumes?"}],
+                stream=True,
+            )
+        )
+    events = [c.model_extra["rag_event"] for c in chunks if (c.model_extra or {}).get("rag_event")]
+    assert events[0]["type"] == "status" and events[0]["standalone_question"].startswith("Which papers")
+    items = [e for e in events if e["type"] == "item"]
+    progress = [e for e in events if e["type"] == "progress"]
+    total = progress[0]["total"]
+    assert len(items) == 2 and progress[-1] == {"type": "progress", "checked": total, "total": total}
+    assert progress[0]["checked"] == 0 and all(1 <= e["checked"] <= e["total"] == total for e in items)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    rag = chunks[-1].model_extra["rag"]
+    assert chunks[-1].choices[0].finish_reason == "stop" and rag["kind"] == "list"
+    assert {i["paper_id"] for i in rag["items"]} == {e["item"]["paper_id"] for e in items}
+    lines = text.strip().splitlines()
+    assert lines[-1] == f"2 papers match ({rag['checked']} of 10 abstracts checked)." and rag["checked"] == total
+    for e in items:  # each confirmed paper was readable content too, as it was confirmed
+        assert f"- {e['item']['title']}: {e['item']['quote']}" in lines
+
+
+def test_streamed_lookup_sends_the_evidence_first(api: TestClient) -> None:
+    r = _chat(
+        api,
+        messages=[{"role": "user", "content": "What thermal conductivity does suspended graphene have?"}],
+        stream=True,
+    )
+    chunks = _events(r)
+    status = chunks[1]["rag_event"]
+    assert status["type"] == "status" and chunks[1]["choices"][0]["delta"] == {}
+    assert status["evidence"] and {"n", "paper_id", "title", "text", "span"} <= set(status["evidence"][0])
+    assert status["evidence"][0]["paper_id"] == "2401.00002" and status["sources"][0]["paper_id"] == "2401.00002"
+    assert all("rag_event" not in c for c in chunks[2:])  # a lookup: the draft, then the answer
+
+
+def test_table_endpoint_as_json_csv_and_markdown(llm_assistant: Assistant) -> None:
+    api = TestClient(create_app(llm_assistant))
+    abstracts = {p.paper_id: p.abstract for p in llm_assistant.papers()}
+    r = api.post("/v1/table", json={"attributes": "task, metric", "query": "graphene thermal conductivity", "k": 2})
+    assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+    table = r.json()
+    assert table["attributes"] == ["task", "metric"] and len(table["rows"]) == 2 and table["collection_size"] == 10
+    assert table["rows"][0]["paper_id"] == "2401.00002"
+    for row in table["rows"]:
+        task, metric = row["cells"]
+        assert task["value"] and abstracts[row["paper_id"]][task["span"][0] : task["span"][1]] == task["quote"]
+        assert metric == {"attribute": "metric", "value": None, "quote": "", "span": None}  # invented: not stated
+    r = api.post("/v1/table", json={"attributes": ["task", "metric"], "where": {"year": 2024}, "format": "csv"})
+    assert r.status_code == 200 and r.headers["content-type"] == "text/csv; charset=utf-8"
+    assert r.headers["content-disposition"] == 'attachment; filename="table.csv"'
+    rows = list(csv.reader(io.StringIO(r.text)))
+    in_2024 = sorted(p.paper_id for p in llm_assistant.papers() if p.year == 2024)
+    assert sorted(row[1] for row in rows[1:]) == in_2024 and len(in_2024) >= 2
+    r = api.post("/v1/table", json={"attributes": "task", "filters": {"venue": "ICLR"}, "format": "md"})
+    assert r.status_code == 200 and r.headers["content-type"] == "text/markdown; charset=utf-8"
+    assert r.text.startswith("| paper | task |") and "References:" in r.text
+
+
+def test_table_errors_have_codes(llm_assistant: Assistant, tmp_path: Path, minilm: Any, embedding_cache: Any) -> None:
+    from rag.models.embedding import CachedEmbeddings
+
+    api = TestClient(create_app(llm_assistant))
+    r = api.post("/v1/table", json={"attributes": " , "})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_attributes"
+    assert r.json()["error"]["param"] == "attributes" and "at least one attribute" in r.json()["error"]["message"]
+    r = api.post("/v1/table", json={"attributes": "task", "filters": {"colour": "red"}})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_filter_key"
+    r = api.post("/v1/table", json={"attributes": "task", "query": "x" * 2001})
+    assert r.status_code == 400 and r.json()["error"] | {} == r.json()["error"]
+    assert r.json()["error"]["code"] == "question_too_long" and r.json()["error"]["param"] == "query"
+    for body in ({"attributes": "task", "k": 0}, {"attributes": "task", "format": "xlsx"}, {"query": "x"}):
+        r = api.post("/v1/table", json=body)
+        assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request"
+    r = api.post("/v1/table", json={"attributes": "task", "where": {"venue": "X"}, "filters": {"venue": "X"}})
+    assert r.status_code == 422 and "not both" in r.json()["error"]["message"]
+    empty = Assistant(Settings(data_dir=tmp_path), embeddings=CachedEmbeddings(minilm, embedding_cache))
+    r = TestClient(create_app(empty)).post("/v1/table", json={"attributes": "task"})
+    assert r.status_code == 409 and r.json()["error"]["code"] == "empty_index"
+
+
 # ------------------------------------------------------------------ schema fuzzing
 FUZZ_CHECKS = [
     schemathesis.checks.not_a_server_error,
@@ -346,6 +476,7 @@ def test_fuzzed_requests_get_no_500_and_clear_4xx(small_assistant: Assistant) ->
     assert {op.path for op in operations} >= {
         "/v1/chat/completions",
         "/v1/search",
+        "/v1/table",
         "/v1/ingest",
         "/v1/papers",
         "/healthz",

@@ -21,7 +21,7 @@ from rag import NO_ANSWER, Assistant, ConfigError, Settings, get_settings
 from rag.settings import UISettings
 from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
 from tests.conftest import free_port, paper_id_containing
-from tests.fakes import ScriptedChatModel, evidence_number
+from tests.fakes import PathsReply, ScriptedChatModel, copying_table_reply, evidence_number
 
 WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
 XSS_ABSTRACT = (
@@ -56,11 +56,13 @@ def run_chat(
     messages: list[Any] | None = None,
     **opts: Any,
 ) -> list[tuple[Any, ...]]:
-    """Every update the chat handler yields (messages, history, answers, sources, copy text, ...)."""
-    o = {"k": 5, "hybrid": True, "venue": "", "year": "", "mode": "llm", "temperature": 0.0} | opts
+    """Every update the chat handler yields (messages, history, answers, sources, copy text, ...), the chat
+    messages as they were at that step (the handler updates one list in place, as Gradio lets it)."""
+    o = {"k": 5, "hybrid": True, "venue": "", "year": "", "mode": "llm", "temperature": 0.0, "kind": "auto"} | opts
     respond = fn(app, "respond")
-    return list(
-        respond(
+    return [
+        (list(step[0]) if isinstance(step[0], list) else step[0], *step[1:])
+        for step in respond(
             question,
             messages or [],
             history or [],
@@ -71,8 +73,9 @@ def run_chat(
             o["year"],
             o["mode"],
             o["temperature"],
+            o["kind"],
         )
-    )
+    ]
 
 
 @pytest.fixture
@@ -194,7 +197,8 @@ def test_feedback_is_appended_as_json_lines(seed_assistant: Any, tmp_path: Path)
     assert rec["question"] == WILDBOX_Q and rec["answer"] == answers[1]["answer"]
     assert rec["citations"][0]["paper_id"] == paper_id_containing(seed_assistant, "We introduce WildBox")
     assert (
-        rec["settings"] == {"k": 5, "hybrid": True, "filters": {}, "mode": "llm", "temperature": 0.0} and "time" in rec
+        rec["settings"] == {"k": 5, "hybrid": True, "filters": {}, "mode": "llm", "temperature": 0.0, "kind": None}
+        and "time" in rec
     )
 
 
@@ -299,3 +303,138 @@ def test_demo_opens_the_ui_after_the_search(tmp_path: Path, monkeypatch: pytest.
     r = CliRunner().invoke(cli, ["demo", "--port", "7999"], env=env, catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert "WildBox" in r.output and "$ rag ui" in r.output and calls == [("127.0.0.1", 7999)]
+
+
+# ------------------------------------------------------------------ question kinds, evidence at once, tables
+def contents(steps: list[tuple[Any, ...]]) -> list[str]:
+    """The assistant bubble of every step, in order."""
+    return [str(s[0][-1]["content"]) for s in steps if isinstance(s[0], list) and s[0]]
+
+
+def test_evidence_shows_at_once_in_the_bubble_and_the_sources_panel(seed_assistant: Any) -> None:
+    a, fake = with_fake(seed_assistant, wildbox_reply)
+    steps = run_chat(build_app(a), WILDBOX_Q)
+    bubbles = contents(steps)
+    reading = next(i for i, b in enumerate(bubbles) if "rag-reading" in b)
+    first_draft = next(i for i, b in enumerate(bubbles) if "WildBox comprises" in b)
+    assert reading < first_draft  # the sentences were on screen before the model wrote a word
+    assert re.search(r"Reading \d+ sentences from 1 paper…", bubbles[reading])
+    n = evidence_number(fake.prompts[-1], "WildBox")
+    assert f'<a class="rag-ref" href="#rag-src-1-{n}">[{n}]</a> We introduce WildBox' in bubbles[reading]
+    assert "rag-cite" not in bubbles[reading]  # links to the cards, but not citations of an answer (none yet)
+    panel = steps[reading][3]  # the sources panel of the same step: the papers, numbered like the evidence
+    assert (
+        "<h4>Reading</h4>" in panel and f'<div class="rag-source" id="rag-src-1-{n}"><div><b>[{n}] WildBox</b>' in panel
+    )
+    assert "rag-support" not in panel  # being read, not (yet) supporting anything
+    marks = re.findall(r'<mark class="rag-read">(.*?)</mark>', panel, re.S)
+    assert any("237,505 3D bounding box annotations" in m for m in marks)
+
+
+def test_list_answer_streams_papers_with_the_counter_then_lists_them_with_links(seed_assistant: Any) -> None:
+    judge = PathsReply(judge=r"(?i)\bbenchmark\b")
+    a, _ = with_fake(seed_assistant, judge)
+    steps = run_chat(build_app(a), "Which papers introduce a new benchmark?")
+    bubbles = contents(steps)
+    counters = [m for b in bubbles if (m := re.search(r"Checked (\d+) of (\d+) papers · (\d+) found so far", b))]
+    checked = [int(m.group(1)) for m in counters]
+    assert checked[0] == 0 and checked == sorted(checked) and checked[-1] == int(counters[0].group(2))
+    assert int(counters[-1].group(3)) == len(judge.said_yes) >= 2
+    growing = [b for b in bubbles if "rag-items" in b and "found so far" in b]
+    assert growing[0].count("<li>") == 1 and growing[-1].count("<li>") == len(judge.said_yes)
+    messages, _, answers, sources, *_ = steps[-1]
+    final = messages[-1]["content"]
+    assert answers[1]["kind"] == "list" and len(answers[1]["items"]) == len(judge.said_yes)
+    assert final.startswith(f"<p>{len(judge.said_yes)} papers match (")
+    for item in answers[1]["items"]:
+        assert f'href="#rag-src-1-{item["n"]}"' in final and f'id="rag-src-1-{item["n"]}"' in sources
+    assert "<h4>Cited papers</h4>" in sources and "\n" not in final
+
+
+def test_yes_no_answer_leads_with_the_verdict(seed_assistant: Any) -> None:
+    a, _ = with_fake(seed_assistant, PathsReply(verdict=lambda p: "Yes"))
+    messages, _, answers, *_ = run_chat(build_app(a), "WildBox and drone video", kind="yesno")[-1]
+    final = messages[-1]["content"]
+    assert answers[1]["kind"] == "yesno" and answers[1]["settings"]["kind"] == "yesno"
+    assert final.startswith('<div class="rag-verdict rag-verdict-yes">Yes</div><p>The abstract states: ')
+    a, _ = with_fake(seed_assistant, PathsReply(verdict=lambda p: "Not"))
+    messages, *_ = run_chat(build_app(a), "Does WildBox report the price of the drones?")[-1]
+    final = messages[-1]["content"]
+    assert final.startswith('<div class="rag-verdict rag-verdict-not-stated">Not stated</div><p class="rag-refusal">')
+
+
+def test_answer_as_selector_overrides_the_recognised_kind_and_follow_ups_work(seed_assistant: Any) -> None:
+    def reply(prompt: str) -> str:
+        if "Standalone question:" in prompt:  # the condense prompt
+            return "Does WildBox use drone video?"
+        return PathsReply(judge=r"(?i)wildbox")(prompt)
+
+    a, fake = with_fake(seed_assistant, reply)
+    app = build_app(a)
+    radio = next(b for b in app.blocks.values() if isinstance(b, gr.Radio) and b.label == "Answer as")
+    assert [c[1] for c in radio.choices] == ["auto", "lookup", "list", "compare", "yesno"] and radio.value == "auto"
+    messages, history, answers, *_ = run_chat(app, "3D wildlife detection from drones", kind="list")[-1]
+    assert answers[1]["kind"] == "list" and [i["title"] for i in answers[1]["items"]] == ["WildBox"]
+    messages, history, answers, *_ = run_chat(
+        app, "Does it use drone video?", history=history, answers=answers, messages=messages
+    )[-1]
+    assert answers[3]["kind"] == "yesno" and answers[3]["standalone_question"] == "Does WildBox use drone video?"
+    assert any("3D wildlife detection from drones" in p and "Standalone question:" in p for p in fake.prompts)
+    with pytest.raises(gr.Error, match="Answer as must be"):
+        run_chat(app, "What is WildBox?", kind="essay")
+
+
+def test_table_tab_cites_every_value_marks_not_stated_and_offers_downloads(seed_assistant: Any) -> None:
+    a, fake = with_fake(seed_assistant, PathsReply())
+    app = build_app(a)
+    make_table = fn(app, "make_table")
+    status, html, csv_button, md_button = make_table(
+        "task, metric", "3D detection of wildlife from drone video", "", "", 3, progress=lambda *a, **k: None
+    )
+    assert status == "<p>Read 3 papers of the 19 in the collection.</p>" and len(fake.prompts) == 3
+    rows = re.findall(r"<tr><td>\[(\d)\] <b>(.*?)</b></td>(.*?)</tr>", html)
+    assert [(n, title) for n, title, _ in rows][0] == ("1", "WildBox") and len(rows) == 3
+    for n, _title, cells in rows:
+        task, metric = re.findall(r"<td.*?</td>", cells)
+        assert metric == '<td class="rag-not-stated" title="No sentence of the abstract states it">not stated</td>'
+        if "rag-cell" in task:  # a value: its paper's [n], the quote on hover and when opened
+            quote = re.search(r"<blockquote>(.*?)</blockquote>", task).group(1)  # type: ignore[union-attr]
+            assert f"<sup>[{n}]</sup>" in task and f'<summary title="{quote}">' in task
+    assert html.count("rag-cell") >= 2 and "<h4>References</h4>" in html
+    assert "We introduce WildBox, a dataset and benchmark" in html.split("References")[1]
+    assert csv_button["visible"] and md_button["visible"]
+    csv_text = Path(csv_button["value"]).read_text(encoding="utf-8")
+    assert csv_text.splitlines()[0] == "n,paper_id,title,task,task (quote),metric,metric (quote)"
+    md = Path(md_button["value"]).read_text(encoding="utf-8")
+    assert md.startswith("| paper | task | metric |") and "*not stated*" in md and "References:" in md
+    status, html, csv_button, _ = make_table(" , ", "", "", "", 3, progress=lambda *a, **k: None)
+    assert status == '<p class="rag-error">Name at least one attribute, e.g. &#x27;task, dataset, metric&#x27;.</p>'
+    assert csv_button["visible"] is False
+    table = fn(app, "table")("task", "", "", "", 2)
+    assert table["attributes"] == ["task"] and len(table["rows"]) == 2 and table["collection_size"] == 19
+
+
+def test_table_and_list_render_markup_from_abstracts_inert(
+    make_settings: Callable[..., Any], embeddings: Any, xss_file: Path
+) -> None:
+    def reply(prompt: str) -> str:
+        row = copying_table_reply(prompt, invented=())
+        if row is not None:  # copy a value that carries the abstract's markup
+            return row.replace(
+                "result: not stated", "result: <script>window.__xss = 1</script> It reaches 91.2% recall"
+            )
+        return PathsReply(judge=r"(?i)quokka")(prompt)
+
+    fake = ScriptedChatModel(reply=reply)
+    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
+    a.ingest([xss_file])
+    app = build_app(a)
+    _, html, _, _ = fn(app, "make_table")("task, result", "", "", "", 5, progress=lambda *a, **k: None)
+    steps = run_chat(app, "Which papers detect marsupials?", kind="list")
+    rendered = [html, *contents(steps), steps[-1][3]]
+    for out in rendered:
+        assert not re.search(r"<(script|img)\b|\bon\w+=\"", out, re.I), out
+    assert "Quokkanet &lt;img src=x onerror=alert(1)&gt;" in html  # the title, in the row and the references
+    value = "&lt;script&gt;window.__xss = 1&lt;/script&gt; It reaches 91.2% recall <sup>[1]</sup></summary>"
+    assert value in html and "&lt;img src=x onerror=&quot;window.__xss = 2&quot;&gt;" in html  # value and quote
+    assert "Quokkanet &lt;img src=x onerror=alert(1)&gt;" in steps[-1][0][-1]["content"]  # the list item

@@ -50,11 +50,13 @@ if not Path(CHROMIUM).exists():  # `make test` installs it; say so rather than f
     pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium", allow_module_level=True)
 
 
-def serve(data_dir: Path, embeddings: Any, corpus: list[Path], chat_model: Any = None) -> Iterator[str]:
+def serve(
+    data_dir: Path, embeddings: Any, corpus: list[Path], chat_model: Any = None, mode: str = "extractive"
+) -> Iterator[str]:
     """The UI on ``corpus`` (extractive answers by default), served on 127.0.0.1 while the generator lives."""
     from rag.ui.app import launch
 
-    settings = Settings(data_dir=data_dir, answer={"mode": "extractive"})
+    settings = Settings(data_dir=data_dir, answer={"mode": mode})
     assistant = Assistant(settings, embeddings=embeddings, chat_model=chat_model)
     assistant.ingest(corpus)
     port = free_port()
@@ -127,7 +129,7 @@ def test_seed_question_streams_a_cited_answer(page: Any) -> None:
     page.wait_for_function(
         """() => { const b = document.querySelectorAll("#rag-chat [data-testid='bot']");
                    if (!b.length) return false; const t = b[b.length - 1].innerText.trim();
-                   return t.length > 0 && !t.startsWith("Searching") && !t.startsWith("Writing"); }""",
+                   return t.length > 0 && !/^(Searching|Writing|Reading)/.test(t); }""",
         timeout=300_000,
     )
     first_token = time.perf_counter() - t0
@@ -260,3 +262,54 @@ def test_injection_corpus_renders_inert(injection_page: Any) -> None:
     )
     assert page.evaluate("(sel) => document.querySelectorAll(sel).length", injected) == 0
     assert not [u for u in page.requested if "attacker.example" in u]  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def paths_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    """The seed abstracts and the XSS one, answered in 'llm' mode by a fake that serves the list judge and
+    fills table rows from the abstract it is shown (tests/fakes.py PathsReply)."""
+    from rag.models.embedding import CachedEmbeddings
+    from tests.fakes import PathsReply, ScriptedChatModel
+
+    tmp = tmp_path_factory.mktemp("ui-paths")
+    (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
+    fake = ScriptedChatModel(reply=PathsReply(judge=r"(?i)marsupial"))
+    corpus = [Assistant.bundled_corpus(), tmp / "xss.jsonl"]
+    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, fake, mode="llm")
+
+
+@pytest.fixture
+def paths_page(browser_context: Any, paths_server: str) -> Iterator[Any]:
+    yield from open_page(browser_context, paths_server)
+
+
+def test_list_answer_and_table_tab_render_inert_and_download(paths_page: Any) -> None:
+    """A list question whose one confirmed paper has markup in its title and abstract; then the Table tab:
+    a value opens to its quote, markup stays text, and the CSV and Markdown downloads hold the table."""
+    page = paths_page
+    ask(page, "Which papers detect marsupials?")
+    page.locator("#rag-chat ul.rag-items a.rag-cite").first.wait_for(timeout=120_000)
+    assert "1 paper matches (" in bot_text(page) and "Quokkanet <img src=x" in bot_text(page)
+    page.screenshot(path=str(ARTIFACTS / "ui-list.png"), full_page=True)
+    page.get_by_role("tab", name="Table").click()
+    page.locator("#rag-table-attributes textarea").fill("task, metric")
+    page.locator("#rag-table-query textarea").fill("marsupials camera-trap Quokka-9")
+    page.click("#rag-table-make")
+    page.wait_for_selector("#rag-table table.rag-table", timeout=120_000)
+    first = page.locator("#rag-table details.rag-cell").first
+    first.locator("summary").click()
+    quote = first.locator("blockquote")
+    assert quote.is_visible() and "We present Quokkanet" in quote.inner_text()
+    table_text = page.locator("#rag-table").inner_text()
+    assert "<script>window.__xss='script'</script>" in table_text and "not stated" in table_text
+    page.screenshot(path=str(ARTIFACTS / "ui-table.png"), full_page=True)
+    with page.expect_download() as csv_download:
+        page.click("#rag-table-csv")
+    csv_text = Path(csv_download.value.path()).read_text(encoding="utf-8")
+    assert csv_text.startswith("n,paper_id,title,task,task (quote),metric,metric (quote)")
+    with page.expect_download() as md_download:
+        page.click("#rag-table-md")
+    assert "References:" in Path(md_download.value.path()).read_text(encoding="utf-8")
+    assert page.dialogs == [] and page.evaluate("() => window.__xss") is None  # type: ignore[attr-defined]
+    injected = "#rag-chat img[src='x'], #rag-table img, #rag-chat script, #rag-table script, [onerror]"
+    assert page.evaluate("(sel) => document.querySelectorAll(sel).length", injected) == 0

@@ -1,12 +1,13 @@
-"""The Gradio web UI: chat with streamed, verified answers; clickable citations; sources; corpus upload.
+"""The Gradio web UI: chat with streamed, verified answers; clickable citations; sources; paper x attribute
+tables; corpus upload.
 
 ``build_app(assistant)`` builds the :class:`gradio.Blocks` without serving it (tests drive it directly);
 ``launch(...)`` serves it. Every piece of abstract text, title, question and model output is passed
 through :func:`html.escape` before it becomes HTML: the sources panel is raw HTML, and an abstract must
 never be able to run script in the reader's browser.
 
-Stable API for ``gradio_client``: ``/ask`` (question, k, hybrid, venue, year, mode, temperature, history)
--> ``Answer.to_json()``.
+Stable API for ``gradio_client``: ``/ask`` (question, k, hybrid, venue, year, mode, temperature, history, kind)
+-> ``Answer.to_json()``; ``/table`` (attributes, query, venue, year, k) -> ``Table.to_json()``.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import datetime as _dt
 import html
 import json
 import re
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import gradio as gr
 
@@ -28,10 +30,16 @@ from rag import (
     AnswerEvent,
     Assistant,
     ErrorEvent,
+    ItemEvent,
+    ListItem,
     Paper,
+    ProgressEvent,
+    QuestionKind,
+    Quote,
     RagError,
     SearchHit,
     StatusEvent,
+    Table,
     TokenEvent,
     check_bind,
 )
@@ -44,11 +52,16 @@ EXAMPLES = [
 
 _MARKER = re.compile(r"\[(\d+)\]")
 
+KINDS: tuple[QuestionKind, ...] = get_args(QuestionKind)
+# the "Answer as" choices: (label, value); "auto" lets the question's form decide
+KIND_CHOICES = [("auto", "auto"), ("lookup", "lookup"), ("list", "list"), ("compare", "compare"), ("yes/no", "yesno")]
+TABLE_EXAMPLE = "task, dataset, metric, best result"
+
 # Global styles and the citation click handler. They live in the sources panel's js_on_load, so
 # ``build_app`` is self-contained (Gradio 6 takes css/head only in ``launch``).
 _CSS = """
-.rag-cite { font-weight: 600; text-decoration: none; padding: 0 1px; border-radius: 3px; cursor: pointer; }
-.rag-cite:hover { background: rgba(59,130,246,.15); }
+.rag-cite, .rag-ref { font-weight: 600; text-decoration: none; padding: 0 1px; border-radius: 3px; cursor: pointer; }
+.rag-cite:hover, .rag-ref:hover { background: rgba(59,130,246,.15); }
 .rag-unsupported { margin-top: .6em; font-size: .9em; color: #9a3412; }
 .rag-unsupported s { color: #9a3412; }
 .rag-standalone { margin-top: .5em; font-size: .8em; opacity: .65; font-style: italic; }
@@ -59,10 +72,31 @@ _CSS = """
 .rag-source-meta { font-size: .8em; opacity: .75; margin: .15em 0 .4em 0; }
 .rag-abstract { max-height: 18em; overflow-y: auto; white-space: pre-wrap; font-size: .92em; line-height: 1.45; }
 .rag-abstract mark { background: #fde68a; color: #111; padding: 0 1px; }
+.rag-abstract mark.rag-read { background: #dbeafe; }
 .rag-papers { overflow-wrap: anywhere; max-height: 32em; overflow-y: auto; }
 .rag-paper { padding: .35em 0; border-bottom: 1px solid rgba(128,128,128,.2); }
 .rag-paper-snippet { font-size: .85em; opacity: .8; }
 .rag-error { color: #b91c1c; font-weight: 600; }
+.rag-reading { font-size: .85em; opacity: .7; }
+.rag-reading ul, .rag-items { margin: .3em 0 0 0; padding-left: 1.1em; }
+.rag-progress { font-size: .85em; opacity: .75; }
+.rag-item-title { font-weight: 600; }
+.rag-verdict { display: inline-block; font-weight: 700; font-size: 1.15em; padding: .1em .6em; border-radius: 6px;
+  margin-bottom: .4em; }
+.rag-verdict-yes { background: #dcfce7; color: #166534; }
+.rag-verdict-no { background: #fee2e2; color: #991b1b; }
+.rag-verdict-not-stated { background: #e5e7eb; color: #374151; }
+.rag-note { font-size: .8em; opacity: .7; margin-top: .4em; }
+.rag-table-wrap { overflow-x: auto; overflow-wrap: anywhere; }
+.rag-table { border-collapse: collapse; font-size: .9em; width: 100%; }
+.rag-table th, .rag-table td { border: 1px solid rgba(128,128,128,.35); padding: .3em .5em; vertical-align: top;
+  text-align: left; min-width: 7em; }
+.rag-table th { white-space: nowrap; }
+.rag-table td:first-child { min-width: 12em; }
+.rag-table details summary { cursor: pointer; }
+.rag-table blockquote { margin: .3em 0 0 0; font-size: .85em; opacity: .85; }
+.rag-not-stated { font-style: italic; opacity: .55; }
+.rag-refs { font-size: .85em; }
 """
 
 _ON_LOAD = """
@@ -127,14 +161,82 @@ def format_answer_html(text: str, turn: int, refs: set[int] | None = None) -> st
     return _MARKER.sub(link, _esc_line(text))
 
 
+def _paragraphs_html(text: str, turn: int, refs: set[int] | None = None) -> str:
+    """Each line of ``text`` (a comparison has one per paper) as a paragraph with linked markers."""
+    return "".join(f"<p>{format_answer_html(line, turn, refs)}</p>" for line in text.splitlines() if line.strip())
+
+
+_VERDICTS = {"yes": "Yes", "no": "No", "not stated": "Not stated"}
+
+
+def format_verdict_html(verdict: str) -> str:
+    label = _VERDICTS.get(verdict, verdict)
+    return f'<div class="rag-verdict rag-verdict-{_esc(verdict.replace(" ", "-"))}">{_esc(label)}</div>'
+
+
+def list_summary(answer: Answer) -> str:
+    """How many papers match a list question, and of how many checked."""
+    n, checked, total = len(answer.items), answer.checked or 0, answer.collection_size or 0
+    head = "No paper matches" if n == 0 else f"{n} {'paper matches' if n == 1 else 'papers match'}"
+    return f"{head} ({checked} of {total:,} abstracts checked)"
+
+
+def format_list_html(answer: Answer, turn: int) -> str:
+    """A list answer: the count, then each paper with its marker (a link to its card) and qualifying sentence."""
+    items = "".join(
+        f'<li><a class="rag-cite" href="#rag-src-{turn}-{i.n}" title="Show source {i.n}">[{i.n}]</a> '
+        f'<span class="rag-item-title">{_esc_line(i.title)}</span>: {_esc_line(i.quote)}</li>'
+        for i in answer.items
+    )
+    return f"<p>{_esc(list_summary(answer))}{':' if items else '.'}</p>" + (
+        f'<ul class="rag-items">{items}</ul>' if items else ""
+    )
+
+
+def format_list_progress_html(items: list[ListItem], checked: int, total: int) -> str:
+    """A list question while papers are judged: the ones confirmed so far and the counter."""
+    found = "".join(
+        f'<li><span class="rag-item-title">{_esc_line(i.title)}</span>: {_esc_line(i.quote)}</li>' for i in items
+    )
+    counter = f"Checked {checked} of {total} papers · {len(items)} found so far…" if total else "Checking the papers…"
+    return f'<p class="rag-progress">{_esc(counter)}</p>' + (f'<ul class="rag-items">{found}</ul>' if found else "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def format_reading_html(evidence: list[Quote], turn: int, limit: int = 8) -> str:
+    """The sentences the model is about to read, shown at once (they are what the answer is built from)."""
+    papers = len({q.paper_id for q in evidence})
+    rows = "".join(
+        f'<li><a class="rag-ref" href="#rag-src-{turn}-{q.n}">[{q.n}]</a> {_esc_line(q.text)}</li>'
+        for q in evidence[:limit]
+    )
+    more = f"<li>… and {len(evidence) - limit} more</li>" if len(evidence) > limit else ""
+    head = f"Reading {_count(len(evidence), 'sentence')} from {_count(papers, 'paper')}…"
+    return f'<div class="rag-reading"><span>{_esc(head)}</span><ul>{rows}{more}</ul></div>'
+
+
 def format_message_html(answer: Answer, turn: int) -> str:
-    """The assistant chat message: answer with clickable markers, unsupported sentences, standalone question."""
+    """The assistant chat message: answer with clickable markers, unsupported sentences, standalone question.
+    A yes/no answer leads with its verdict; a list answer shows the count and one line per paper."""
+    body = format_verdict_html(answer.verdict) if answer.kind == "yesno" and answer.verdict else ""
     if answer.refused:
-        body = f'<p class="rag-refusal">{_esc(answer.text)}</p>'
+        body += f'<p class="rag-refusal">{_esc(answer.text)}</p>'
         if answer.sources:
             body += "<p>The closest papers are listed under Sources.</p>"
+    elif answer.kind == "list":
+        body += format_list_html(answer, turn)
     else:
-        body = f"<p>{format_answer_html(answer.text, turn, {c.n for c in answer.citations})}</p>"
+        text = answer.text
+        if answer.verdict in ("yes", "no"):  # the badge says it: "Yes. The abstract states: ..." -> "The abstract ..."
+            text = text.removeprefix(f"{_VERDICTS[answer.verdict]}.").lstrip()
+        body += _paragraphs_html(text, turn, {c.n for c in answer.citations})
+        if answer.quoted and answer.kind != "yesno":
+            body += (
+                '<div class="rag-note">Quoted from the abstracts: the model\'s own wording could not be verified.</div>'
+            )
     if answer.unsupported:
         items = "".join(f"<li><s>{_esc_line(s)}</s></li>" for s in answer.unsupported)
         body += (
@@ -146,8 +248,8 @@ def format_message_html(answer: Answer, turn: int) -> str:
     return body
 
 
-def format_abstract_html(abstract: str, spans: list[tuple[int, int]]) -> str:
-    """The abstract, escaped, with each supporting span wrapped in ``<mark>`` (overlaps merged)."""
+def format_abstract_html(abstract: str, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
+    """The abstract, escaped, with each supporting span wrapped in ``<mark class=mark>`` (overlaps merged)."""
     merged: list[list[int]] = []
     for start, end in sorted((max(0, s), min(len(abstract), e)) for s, e in spans if e > s):
         if merged and start <= merged[-1][1]:
@@ -157,13 +259,13 @@ def format_abstract_html(abstract: str, spans: list[tuple[int, int]]) -> str:
     out, pos = [], 0
     for start, end in merged:
         out.append(_esc(abstract[pos:start]))
-        out.append(f'<mark class="rag-support">{_esc(abstract[start:end])}</mark>')
+        out.append(f'<mark class="{mark}">{_esc(abstract[start:end])}</mark>')
         pos = end
     out.append(_esc(abstract[pos:]))
     return "".join(out)
 
 
-def _source_card(hit: SearchHit, n: int, turn: int, spans: list[tuple[int, int]]) -> str:
+def _source_card(hit: SearchHit, n: int, turn: int, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
     meta = _meta_line(hit)
     score = f"score {hit.score:.3f}" + (f" · similarity {hit.dense_score:.2f}" if hit.dense_score is not None else "")
     abstract = hit.abstract or hit.text
@@ -171,17 +273,32 @@ def _source_card(hit: SearchHit, n: int, turn: int, spans: list[tuple[int, int]]
         f'<div class="rag-source" id="rag-src-{turn}-{n}">'
         f"<div><b>[{n}] {_esc(hit.title)}</b></div>"
         f'<div class="rag-source-meta">{_esc(meta) + " · " if meta else ""}{score} · {_esc(hit.paper_id)}</div>'
-        f'<div class="rag-abstract">{format_abstract_html(abstract, spans)}</div></div>'
+        f'<div class="rag-abstract">{format_abstract_html(abstract, spans, mark)}</div></div>'
     )
 
 
-def format_sources_html(answer: Answer | None, turn: int, hits: list[SearchHit] | None = None) -> str:
-    """The sources panel: cited papers with the supporting sentence highlighted, or the closest papers."""
+def format_sources_html(
+    answer: Answer | None, turn: int, hits: list[SearchHit] | None = None, evidence: list[Quote] | None = None
+) -> str:
+    """The sources panel: cited papers with the supporting sentence highlighted, or the closest papers.
+    Before the answer: the retrieved papers, numbered like the evidence, the sentences being read highlighted."""
     if answer is None:
         if not hits:
             return '<div class="rag-sources"><p>Sources of the answer appear here.</p></div>'
-        cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(hits, 1))
-        return f'<div class="rag-sources"><h4>Retrieved papers</h4>{cards}</div>'
+        if not evidence:
+            cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(hits, 1))
+            return f'<div class="rag-sources"><h4>Retrieved papers</h4>{cards}</div>'
+        numbers: dict[str, int] = {}
+        reading: dict[str, list[tuple[int, int]]] = {}
+        for q in evidence:
+            numbers.setdefault(q.paper_id, q.n)
+            reading.setdefault(q.paper_id, []).append((int(q.span[0]), int(q.span[1])))
+        offered = sorted((h for h in hits if h.paper_id in numbers), key=lambda h: numbers[h.paper_id])
+        rest = [h for h in hits if h.paper_id not in numbers]
+        cards = "".join(_source_card(h, numbers[h.paper_id], turn, reading[h.paper_id], "rag-read") for h in offered)
+        first = max(numbers.values(), default=0) + 1
+        cards += "".join(_source_card(h, first + i, turn, []) for i, h in enumerate(rest))
+        return f'<div class="rag-sources"><h4>Reading</h4>{cards}</div>'
     if answer.refused or not answer.citations:
         cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(answer.sources, 1))
         head = "Closest papers" if answer.sources else "No paper came close"
@@ -231,7 +348,72 @@ def format_papers_html(papers: list[Paper], query: str = "", limit: int = 200) -
     return f'<div class="rag-papers">{head}{"".join(rows)}{more}</div>'
 
 
+def format_table_html(table: Table | None) -> str:
+    """A table as HTML: every value cites its paper's [n] and opens to the quote behind it (also on hover);
+    a cell no sentence supports says "not stated". The references, with the quotes, follow."""
+    if table is None:
+        return (
+            '<div class="rag-table-wrap"><p>Name the columns (e.g. <code>task, dataset, metric, best result</code>) '
+            "and make the table: one row per paper, each value quoted from its abstract.</p></div>"
+        )
+    if not table.rows:
+        return '<div class="rag-table-wrap"><p>No paper to tabulate.</p></div>'
+    head = "".join(f"<th>{_esc_line(a)}</th>" for a in table.attributes)
+    body = []
+    for r in table.rows:
+        cells = []
+        for c in r.cells:
+            if c.value is None:
+                cells.append('<td class="rag-not-stated" title="No sentence of the abstract states it">not stated</td>')
+            else:
+                cells.append(
+                    f'<td><details class="rag-cell"><summary title="{_esc_line(c.quote)}">{_esc_line(c.value)} '
+                    f"<sup>[{r.n}]</sup></summary><blockquote>{_esc_line(c.quote)}</blockquote></details></td>"
+                )
+        body.append(f"<tr><td>[{r.n}] <b>{_esc_line(r.title)}</b></td>{''.join(cells)}</tr>")
+    refs = []
+    for r in table.rows:
+        quotes = "".join(f"<li>{_esc_line(c.attribute)}: “{_esc_line(c.quote)}”</li>" for c in r.cells if c.value)
+        refs.append(
+            f"<li>[{r.n}] {_esc_line(r.title)} ({_esc_line(r.paper_id)})"
+            + (f"<ul>{quotes}</ul>" if quotes else "")
+            + "</li>"
+        )
+    stated = sum(c.value is not None for r in table.rows for c in r.cells)
+    total = sum(len(r.cells) for r in table.rows)
+    summary = (
+        f"{_count(len(table.rows), 'paper')} × {_count(len(table.attributes), 'attribute')}: "
+        f"{stated} of {total} cells stated "
+        f"(the others are not stated in the abstract). Click a value for its quote."
+    )
+    return (
+        f'<div class="rag-table-wrap"><p>{_esc(summary)}</p><table class="rag-table"><thead><tr><th>paper</th>{head}'
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table><h4>References</h4>"
+        f'<ul class="rag-refs">{"".join(refs)}</ul></div>'
+    )
+
+
+def write_table_files(table: Table) -> tuple[Path, Path]:
+    """The table as CSV and Markdown files (with the references) in a new temporary folder, for download."""
+    folder = Path(tempfile.mkdtemp(prefix="rag-table-"))
+    csv_path, md_path = folder / "table.csv", folder / "table.md"
+    csv_path.write_text(table.to_csv(), encoding="utf-8", newline="")
+    md_path.write_text(table.to_markdown(), encoding="utf-8")
+    return csv_path, md_path
+
+
 # ---------------------------------------------------------------------------------------------- logic
+def parse_kind(value: str | None) -> QuestionKind | None:
+    """The "Answer as" choice -> ``kind`` (None: recognised from the question)."""
+    v = (value or "").strip().lower().replace("/", "").replace("-", "")
+    if v in ("", "auto"):
+        return None
+    for kind in KINDS:
+        if v == kind:
+            return kind
+    raise gr.Error(f"Answer as must be auto, {', '.join(KINDS)}; got {value!r}.")
+
+
 def parse_filters(venue: str | None, year: str | int | float | None) -> dict[str, Any]:
     """Venue/year inputs -> the metadata filter ``Assistant.stream`` takes (empty inputs: no filter)."""
     filters: dict[str, Any] = {}
@@ -320,12 +502,14 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         year: str,
         mode: str,
         temperature: float,
+        kind: str = "auto",
     ) -> Iterator[tuple[Any, ...]]:
         question = (question or "").strip()
         if not question:
             yield messages, history, answers, gr.skip(), gr.skip(), question, gr.skip()
             return
         filters = parse_filters(venue, year)
+        answer_as = parse_kind(kind)
         turn = len(answers) + 1
         messages = list(messages) + [
             {"role": "user", "content": _esc(question)},
@@ -333,6 +517,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         ]
         yield messages, history, answers, gr.skip(), gr.skip(), "", ""
         text = ""
+        items: list[ListItem] = []
         sources_html = gr.skip()
         for event in assistant.stream(
             question,
@@ -342,15 +527,25 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             mode="extractive" if mode == "extractive" else "llm",
             retrieval_mode=_retrieval_mode(assistant, hybrid),
             temperature=float(temperature),
+            kind=answer_as,
         ):
             match event:
-                case StatusEvent(sources=sources):
-                    sources_html = format_sources_html(None, turn, sources)
-                    messages[-1] = {"role": "assistant", "content": "<em>Writing…</em>"}
+                case StatusEvent(sources=sources, evidence=evidence):
+                    # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
+                    sources_html = format_sources_html(None, turn, sources, evidence)
+                    reading = format_reading_html(evidence, turn) if evidence else "<em>Reading the abstracts…</em>"
+                    messages[-1] = {"role": "assistant", "content": reading}
                     yield messages, history, answers, sources_html, gr.skip(), "", ""
                 case TokenEvent(text=token):
                     text += token
-                    messages[-1] = {"role": "assistant", "content": f"<p>{format_answer_html(text, turn)}</p>"}
+                    messages[-1] = {"role": "assistant", "content": _paragraphs_html(text, turn)}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                case ItemEvent(item=item, checked=checked, total=total):
+                    items.append(item)
+                    messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                case ProgressEvent(checked=checked, total=total):
+                    messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
                     yield messages, history, answers, gr.skip(), gr.skip(), "", ""
                 case AnswerEvent(answer=answer):
                     messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
@@ -362,6 +557,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             "filters": filters,
                             "mode": mode,
                             "temperature": float(temperature),
+                            "kind": answer_as,
                         },
                     }
                     history = list(history) + [("user", question), ("assistant", answer.text)]
@@ -427,6 +623,36 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         )
         return (status, *refresh_papers(query))
 
+    def make_table(
+        attributes: str, query: str, venue: str, year: str, k: float, progress: gr.Progress = gr.Progress()
+    ) -> tuple[str, str, Any, Any]:
+        def report(done: int, total: int) -> None:
+            progress((done, max(total, 1)), desc="Reading abstracts", unit="papers")
+
+        try:
+            result = assistant.table(
+                attributes or "",
+                query=(query or "").strip() or None,
+                where=parse_filters(venue, year) or None,
+                k=int(k) if k else None,
+                progress=report,
+            )
+        except RagError as e:
+            hidden = gr.update(visible=False, value=None)
+            return f'<p class="rag-error">{_esc(str(e))}</p>', format_table_html(None), hidden, hidden
+        csv_path, md_path = write_table_files(result)
+        status = f"<p>Read {_count(result.checked, 'paper')} of the {result.collection_size} in the collection.</p>"
+        return (
+            status,
+            format_table_html(result),
+            gr.update(value=str(csv_path), visible=True),
+            gr.update(value=str(md_path), visible=True),
+        )
+
+    def refresh_table_filters() -> tuple[Any, Any]:
+        v, y = _choices(assistant.papers())
+        return gr.update(choices=v), gr.update(choices=y)
+
     app = gr.Blocks(title="rag-abstracts: grounded answers over abstracts", analytics_enabled=False)
     with app:
         history_state = gr.State([])
@@ -487,6 +713,13 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             label="Answer mode",
                             info="extractive: cited sentences, no LLM",
                         )
+                        kind = gr.Radio(
+                            KIND_CHOICES,
+                            value="auto",
+                            label="Answer as",
+                            info="auto: from the question's form; list judges every paper",
+                            elem_id="rag-kind",
+                        )
                         temperature = gr.Slider(
                             0.0,
                             1.5,
@@ -499,6 +732,38 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                         venue = gr.Dropdown(venues, value="", label="Venue filter", allow_custom_value=True)
                         year = gr.Dropdown(years, value="", label="Year filter", allow_custom_value=True)
                     gr.Markdown(_backend_markdown(assistant))
+            with gr.Tab("Table", id="table"):
+                gr.Markdown(
+                    "One row per paper, one column per attribute. Every value is copied from a sentence of the "
+                    "paper's abstract (click it for the quote); a value no sentence states is left *not stated*."
+                )
+                with gr.Row():
+                    table_attributes = gr.Textbox(
+                        value=TABLE_EXAMPLE,
+                        label="Attributes (columns, comma-separated)",
+                        scale=3,
+                        elem_id="rag-table-attributes",
+                        max_length=2000,
+                    )
+                    table_query = gr.Textbox(
+                        label="Query (optional)",
+                        placeholder="Rows: the papers most relevant to it; empty: every paper",
+                        scale=3,
+                        elem_id="rag-table-query",
+                        max_length=settings.answer.max_question_chars,
+                    )
+                with gr.Row():
+                    table_venue = gr.Dropdown(venues, value="", label="Venue filter", allow_custom_value=True)
+                    table_year = gr.Dropdown(years, value="", label="Year filter", allow_custom_value=True)
+                    table_k = gr.Slider(
+                        1, 200, value=min(200, settings.answer.table_max_papers), step=1, label="Papers at most"
+                    )
+                    table_btn = gr.Button("Make the table", variant="primary", elem_id="rag-table-make")
+                with gr.Row(equal_height=True):
+                    table_status = gr.HTML(elem_id="rag-table-status")
+                    table_csv = gr.DownloadButton("Download CSV", visible=False, size="sm", elem_id="rag-table-csv")
+                    table_md = gr.DownloadButton("Download Markdown", visible=False, size="sm", elem_id="rag-table-md")
+                table_html = gr.HTML(format_table_html(None), elem_id="rag-table")
             with gr.Tab("Corpus", id="corpus"), gr.Row():
                 with gr.Column(scale=3):
                     paper_query = gr.Textbox(
@@ -518,7 +783,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     ingest_btn = gr.Button("Index the files", variant="primary", elem_id="rag-ingest")
                     ingest_status = gr.HTML(elem_id="rag-ingest-status")
 
-        chat_inputs = [question, chatbot, history_state, answers_state, k, hybrid, venue, year, mode, temperature]
+        chat_inputs = [question, chatbot, history_state, answers_state, k, hybrid, venue, year, mode, temperature, kind]
         chat_outputs = [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note]
         question.submit(respond, chat_inputs, chat_outputs, api_visibility="private")
         ask_btn.click(respond, chat_inputs, chat_outputs, api_visibility="private")
@@ -540,6 +805,12 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         )
         ingest_btn.click(
             upload, [files, paper_query], [ingest_status, papers_html, venue, year], api_visibility="private"
+        ).then(refresh_table_filters, None, [table_venue, table_year], api_visibility="private")
+        table_btn.click(
+            make_table,
+            [table_attributes, table_query, table_venue, table_year, table_k],
+            [table_status, table_html, table_csv, table_md],
+            api_visibility="private",
         )
 
         def ask(
@@ -551,10 +822,12 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             mode: str = "",
             temperature: float = -1.0,
             history: list[list[str]] | None = None,
+            kind: str = "auto",
         ) -> dict[str, Any]:
             """Answer ``question`` from the indexed abstracts: the answer, its citations and sources (Answer JSON).
             ``temperature`` < 0 keeps the configured one. ``history`` is the conversation so far,
-            ``[["user", "..."], ["assistant", "..."]]``; the endpoint keeps no state between calls."""
+            ``[["user", "..."], ["assistant", "..."]]``; the endpoint keeps no state between calls.
+            ``kind``: auto (from the question's form), lookup, list, compare or yesno."""
             if any(not isinstance(t, (list, tuple)) or len(t) != 2 for t in history or []):
                 raise gr.Error('history must be a list of [role, text] pairs, e.g. [["user", "What is WildBox?"]].')
             turns = [(str(t[0]), str(t[1])) for t in history or []]
@@ -567,12 +840,25 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     mode="extractive" if mode == "extractive" else ("llm" if mode == "llm" else None),
                     retrieval_mode=_retrieval_mode(assistant, hybrid),
                     temperature=None if temperature is None or temperature < 0 else float(temperature),
+                    kind=parse_kind(kind),
                 )
             except RagError as e:
                 raise gr.Error(str(e)) from e
             return answer.to_json()
 
+        def table(attributes: str, query: str = "", venue: str = "", year: str = "", k: int = 0) -> dict[str, Any]:
+            """A paper x attribute table (``attributes``: "task, dataset, metric"): one row per paper, each value
+            with the sentence of the abstract that states it, null when none does (Table JSON)."""
+            try:
+                result = assistant.table(
+                    attributes, query=query or None, where=parse_filters(venue, year) or None, k=int(k) or None
+                )
+            except RagError as e:
+                raise gr.Error(str(e)) from e
+            return result.to_json()
+
         gr.api(ask, api_name="ask")
+        gr.api(table, api_name="table")
     return app
 
 

@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
 import sys
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import IO, Any, ParamSpec, TypeVar, get_args
 
 import click
 
-from rag.errors import RagError
-from rag.events import AnswerEvent, ErrorEvent, TokenEvent
-from rag.filters import parse_where
+from rag import (
+    Answer,
+    AnswerEvent,
+    ErrorEvent,
+    Event,
+    ItemEvent,
+    ProgressEvent,
+    QuestionKind,
+    RagError,
+    StatusEvent,
+    TokenEvent,
+    parse_where,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -145,6 +157,9 @@ def search(
         click.echo(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
 
 
+KINDS: tuple[str, ...] = get_args(QuestionKind)
+
+
 @cli.command()
 @click.argument("question")
 @click.option("-k", type=click.IntRange(1, 20), default=None, help="Papers retrieved (default from settings).")
@@ -152,56 +167,229 @@ def search(
 @click.option(
     "--mode", type=click.Choice(["llm", "extractive"]), default=None, help="'extractive': cited sentences, no LLM."
 )
+@click.option(
+    "--kind",
+    type=click.Choice(KINDS),
+    default=None,
+    help="Answer as a lookup, a list (every paper judged), a comparison (per paper) or yes/no "
+    "(default: recognised from the question).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print {answer, refused, citations, sources, ...} as JSON.")
 @click.pass_context
 @_friendly
 def ask(
-    ctx: click.Context, question: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool
+    ctx: click.Context,
+    question: str,
+    k: int | None,
+    where: tuple[str, ...],
+    mode: str | None,
+    kind: str | None,
+    as_json: bool,
 ) -> None:
     """Answer QUESTION from the indexed abstracts, with verified citations."""
     assistant = _assistant(ctx)
     filters = parse_where(list(where))
     if as_json:
-        click.echo(
-            json.dumps(assistant.ask(question, k=k, filters=filters, mode=mode).to_json(), ensure_ascii=False, indent=2)
-        )
+        answer = assistant.ask(question, k=k, filters=filters, mode=mode, kind=kind)
+        click.echo(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
         return
-    tty = sys.stdout.isatty()
-    answer = None
-    shown = False
-    for event in assistant.stream(question, k=k, filters=filters, mode=mode):
+    events = assistant.stream(question, k=k, filters=filters, mode=mode, kind=kind)
+    answer = _follow(events, _Live(sys.stdout) if sys.stdout.isatty() else None)
+    _print_answer(answer, color=sys.stdout.isatty())
+    if kind is None and answer.kind != "lookup":
+        label = {"compare": "comparison", "yesno": "yes/no"}.get(answer.kind, answer.kind)
+        click.echo(f"(answered as a {label} question; --kind chooses another way)", err=True)
+
+
+def _plain(text: str) -> str:
+    """``text`` without control characters (an abstract must not be able to drive the terminal)."""
+    return "".join(c if c == "\n" or unicodedata.category(c)[0] != "C" else " " for c in text.replace("\t", " "))
+
+
+def _one_line(text: str, limit: int) -> str:
+    """``text`` on one line (its indentation kept), cut to ``limit`` characters."""
+    indent = " " * (len(text) - len(text.lstrip(" ")))
+    text = indent + " ".join(_plain(text).split())
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+class _Live:
+    """What streams while an answer is made, at the bottom of a terminal: the sentences being read, the draft,
+    the papers confirmed so far. It is erased before the verified answer is printed, so the screen ends with
+    the answer alone (unless the block grew taller than the terminal: then it stays, above the answer)."""
+
+    def __init__(self, out: IO[str], width: int | None = None, height: int | None = None) -> None:
+        size = shutil.get_terminal_size()
+        self.out, self.width, self.height = out, width or size.columns, height or size.lines
+        self.rows = 0  # rows below the block's first one that the cursor has moved down
+        self.col = 0  # columns used on the cursor's row
+        self.status = ""  # the counter line under the list items, rewritten in place
+
+    def write(self, text: str, **style: Any) -> None:
+        text = _plain(text)
+        for c in text:  # count the rows the terminal wraps the text into
+            if c == "\n":
+                self.rows, self.col = self.rows + 1, 0
+                continue
+            w = 0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+            if self.col + w > self.width:
+                self.rows, self.col = self.rows + 1, 0
+            self.col += w
+        self.out.write(click.style(text, **style) if style else text)
+        self.out.flush()
+
+    def line(self, text: str, **style: Any) -> None:
+        """One row (cut to the terminal's width), above the counter line if there is one."""
+        status = self.status
+        self.set_status("")
+        if self.col:
+            self.write("\n")
+        self.write(_one_line(text, self.width - 1) + "\n", **style)
+        self.set_status(status)
+
+    def set_status(self, text: str) -> None:
+        if self.status:
+            self.out.write("\r\033[K")
+            self.col = 0
+        self.status = _one_line(text, self.width - 1)
+        if self.status:
+            self.write(self.status, dim=True)
+
+    def clear(self) -> None:
+        if self.rows >= self.height:  # scrolled past the top: the cursor cannot reach it, so keep it
+            self.out.write("\n")
+        else:
+            self.out.write("\r" + (f"\033[{self.rows}A" if self.rows else "") + "\033[J")
+        self.out.flush()
+        self.rows = self.col = 0
+        self.status = ""
+
+
+def _follow(events: Iterable[Event], live: _Live | None) -> Answer:
+    """Consume a stream, showing it on ``live`` (a terminal) if given; the verified answer, or raise its error."""
+    shown = 0  # list items shown
+    for event in events:
+        if live is None:
+            if isinstance(event, AnswerEvent):
+                return event.answer
+            if isinstance(event, ErrorEvent):
+                raise event.error
+            continue
         match event:
-            case TokenEvent(text=text) if tty:
-                click.echo(text, nl=False)
-                shown = True
-            case AnswerEvent(answer=final):
-                answer = final
+            case StatusEvent(evidence=evidence, sources=sources) if evidence:
+                papers = len({q.paper_id for q in evidence})
+                live.line(f"Reading {len(evidence)} sentences from {papers} of {len(sources)} papers found:", dim=True)
+                for i, q in enumerate(evidence[:8]):  # the paper named once, its sentences under it
+                    same = i > 0 and evidence[i - 1].n == q.n
+                    live.line(f"      {q.text}" if same else f"  [{q.n}] {q.title}: {q.text}", dim=True)
+                if len(evidence) > 8:
+                    live.line(f"  … and {len(evidence) - 8} more", dim=True)
+            case TokenEvent(text=text):
+                live.write(text)
+            case ItemEvent(item=item, checked=checked, total=total):
+                shown += 1
+                live.line(f"[{shown}] {item.title} — {item.quote}")
+                live.set_status(f"{shown} found, {checked} of {total} papers checked…")
+            case ProgressEvent(checked=checked, total=total):
+                live.set_status(f"{shown} found, {checked} of {total} papers checked…")
+            case AnswerEvent(answer=answer):
+                live.clear()
+                return answer
             case ErrorEvent(error=error):
-                if (
-                    shown
-                ):  # the draft stays on screen: end its line so the error (which says it was discarded) stands apart
-                    click.echo("")
+                # what was shown stays on screen: end its line so the error (which says it was discarded) stands apart
+                live.set_status("")
+                if live.col:
+                    live.write("\n")
                 raise error
-    if tty:
-        click.echo("\r\033[K" if answer is not None else "")
-    _print_answer(answer)
+    raise AssertionError("a stream ends with an AnswerEvent or an ErrorEvent")  # pragma: no cover
 
 
-def _print_answer(answer: Any) -> None:
-    click.echo(answer.text)
+def _print_answer(answer: Answer, color: bool = False) -> None:
+    if answer.kind == "yesno" and answer.verdict is not None:
+        verdict = {"yes": "Yes.", "no": "No.", "not stated": "Not stated."}[answer.verdict]
+        click.echo(click.style(verdict, bold=True) if color else verdict)
+        text = answer.text.removeprefix(verdict).lstrip()
+    else:
+        text = answer.text
+    if answer.kind == "list" and not answer.refused:
+        _print_list(answer)
+        return
+    click.echo(_plain(text))
     if answer.refused:
         if answer.sources:
             click.echo("\nClosest papers:")
             for h in answer.sources:
-                click.echo(f"  - {h.title}  [{h.paper_id}]")
+                click.echo(f"  - {_plain(h.title)}  [{h.paper_id}]")
         return
     click.echo("")
     for c in answer.citations:
-        quote = " ".join(c.quote.split())
-        click.echo(f"[{c.n}] {c.title}  [{c.paper_id}]")
-        click.echo(f'    "{quote[:300]}{"…" if len(quote) > 300 else ""}"')
+        click.echo(f"[{c.n}] {_plain(c.title)}  [{c.paper_id}]")
+        click.echo(f'    "{_one_line(c.quote, 301)}"')
     for s in answer.unsupported:
-        click.echo(f"(dropped, not supported by the abstracts: {s})")
+        click.echo(f"(dropped, not supported by the abstracts: {_plain(s)})")
+
+
+def _print_list(answer: Answer) -> None:
+    """The count, what was checked, then each paper with the sentence that qualifies it."""
+    checked, total = answer.checked or 0, answer.collection_size or 0
+    n = len(answer.items)
+    head = "No paper matches" if n == 0 else f"{n} {'paper matches' if n == 1 else 'papers match'}"
+    click.echo(f"{head} ({checked} of {total:,} abstracts checked){':' if n else '.'}")
+    for item in answer.items:
+        click.echo(f"\n[{item.n}] {_plain(item.title)}  [{item.paper_id}]")
+        click.echo(f'    "{_one_line(item.quote, 301)}"')
+
+
+@cli.command()
+@click.argument("attributes")
+@click.option("--query", "-q", default=None, help="Rows: the papers most relevant to Q (default: every paper).")
+@click.option("--where", multiple=True, metavar="KEY=VALUE", help="Metadata filter, repeatable (venue=NeurIPS).")
+@click.option(
+    "-k", type=click.IntRange(1), default=None, help="Rows at most (default RAG_ANSWER__TABLE_MAX_PAPERS, 50)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["md", "csv", "json"]), default="md", show_default=True, help="Output format."
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write to FILE instead of stdout."
+)
+@click.pass_context
+@_friendly
+def table(
+    ctx: click.Context,
+    attributes: str,
+    query: str | None,
+    where: tuple[str, ...],
+    k: int | None,
+    fmt: str,
+    out: Path | None,
+) -> None:
+    """Tabulate ATTRIBUTES ("task, dataset, metric, best result") over the papers: one row per paper, each
+    value with the sentence of the abstract that states it; a value no sentence states stays empty (not stated)."""
+    assistant = _assistant(ctx)
+    filters = parse_where(list(where))
+    update, close = _progress_bar("reading abstracts", "paper")
+    try:
+        result = assistant.table(attributes, query=query, where=filters or None, k=k, progress=update)
+    finally:
+        close()
+    if fmt == "json":
+        text = json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n"
+    else:
+        text = result.to_csv() if fmt == "csv" else result.to_markdown()
+    if out is None:  # a terminal gets no control characters from the abstracts; a pipe gets the data as it is
+        click.echo(_plain(text.replace("\r\n", "\n")) if sys.stdout.isatty() else text, nl=False)
+        return
+    try:
+        out.write_text(text, encoding="utf-8", newline="")
+    except OSError as e:
+        raise click.ClickException(f"Cannot write {out}: {e.strerror or e}.") from e
+    cells = [c for r in result.rows for c in r.cells]
+    stated = sum(c.value is not None for c in cells)
+    click.echo(
+        f"Wrote {out}: {len(result.rows)} papers x {len(result.attributes)} attributes, "
+        f"{stated} of {len(cells)} cells stated (the rest not stated in the abstracts)."
+    )
 
 
 @cli.command()

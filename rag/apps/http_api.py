@@ -1,17 +1,20 @@
 """The HTTP API behind ``rag serve``: an OpenAI-compatible chat endpoint whose answers carry verified citations.
 
 ``create_app(assistant)`` builds the FastAPI app (tests use it without a server); :func:`serve` runs it with
-uvicorn. Endpoints: ``POST /v1/chat/completions`` (also SSE streaming), ``POST /v1/search``,
+uvicorn. Endpoints: ``POST /v1/chat/completions`` (also SSE streaming), ``POST /v1/table``, ``POST /v1/search``,
 ``POST /v1/ingest`` (multipart upload), ``GET /v1/papers``, ``GET /v1/models``, ``GET /healthz``;
 the OpenAPI schema is at ``/openapi.json``.
 
 OpenAI clients read ``choices[0].message.content`` (the answer with ``[n]`` markers); the verified
 citations and sources are in the extra top-level field ``rag`` (exactly ``rag ask --json``), on the
-response and on the last stream chunk. Errors are OpenAI-shaped: ``{"error": {"message", "type", "code", "param"}}``.
+response and on the last stream chunk. While streaming, chunks may carry the extra field ``rag_event``
+(the evidence being read, a paper confirmed for a list question, progress); clients that do not know it
+ignore it. Errors are OpenAI-shaped: ``{"error": {"message", "type", "code", "param"}}``.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import secrets
 import tempfile
@@ -25,17 +28,32 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, FastAPI, File, Form, Request, UploadFile
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rag import SUPPORTED_SUFFIXES
-from rag.assistant import Assistant
-from rag.errors import BackendError, EmptyIndexError, IngestError, QuestionError, RagError
-from rag.events import AnswerEvent, ErrorEvent, Event, TokenEvent
-from rag.settings import check_bind
-from rag.types import Answer, MetaValue
+from rag import (
+    SUPPORTED_SUFFIXES,
+    Answer,
+    AnswerEvent,
+    Assistant,
+    BackendError,
+    EmptyIndexError,
+    ErrorEvent,
+    Event,
+    IngestError,
+    ItemEvent,
+    MetaValue,
+    ProgressEvent,
+    QuestionError,
+    QuestionKind,
+    RagError,
+    StatusEvent,
+    Table,
+    TokenEvent,
+    check_bind,
+)
 
 MODEL_ID = "rag-abstracts"
 
@@ -72,9 +90,9 @@ class ErrorResponse(BaseModel):
     error: ErrorDetail
 
 
-def _error_for(e: RagError) -> ApiError:
+def _error_for(e: RagError, param: str = "messages") -> ApiError:
     if isinstance(e, QuestionError):
-        return ApiError(400, str(e), param="messages", code=e.code)
+        return ApiError(400, str(e), param="attributes" if e.code == "bad_attributes" else param, code=e.code)
     if isinstance(e, IngestError):
         return ApiError(400, str(e), param="files", code="malformed_upload")
     if isinstance(e, EmptyIndexError):
@@ -125,6 +143,66 @@ class ChatRequest(BaseModel):
     mode: Literal["llm", "extractive"] | None = Field(
         default=None, description="'extractive': cited sentences, no LLM."
     )
+    kind: QuestionKind | None = Field(
+        default=None,
+        description="Answer as a lookup, a list (every paper judged, `rag.items`), a comparison (per paper) or "
+        "yes/no (`rag.verdict`); null: recognised from the question (`rag.kind` says which).",
+    )
+
+
+class TableRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    attributes: (
+        Annotated[str, Field(max_length=2000)]
+        | Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=50)]
+    ) = Field(description='The columns: "task, dataset, metric, best result", or a list of names.')
+    query: str | None = Field(
+        default=None, description="Rows: the k papers most relevant to it (default: every paper, up to k)."
+    )
+    filters: dict[str, MetaValue] | None = Field(
+        default=None, description='Metadata filter, e.g. {"venue": "NeurIPS"} (also accepted as `where`).'
+    )
+    k: int | None = Field(
+        default=None, ge=1, le=200, description="Rows at most (default RAG_ANSWER__TABLE_MAX_PAPERS)."
+    )
+    format: Literal["json", "csv", "md"] = Field(
+        default="json", description="json: the table below; csv or md: text/csv or text/markdown with the references."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _where_means_filters(cls, data: Any) -> Any:
+        """``where`` (the CLI's word, ``rag table --where``) is accepted for ``filters``."""
+        if isinstance(data, dict) and "where" in data:
+            if "filters" in data:
+                raise ValueError("give the filter as filters or as where, not both")
+            data = {("filters" if key == "where" else key): value for key, value in data.items()}
+        return data
+
+
+class TableCellOut(BaseModel):
+    attribute: str
+    value: str | None = Field(description="None: the abstract does not state it (never guessed).")
+    quote: str = Field(description="The sentence of the abstract that states the value ('' when not stated).")
+    span: tuple[int, int] | None = Field(description="Character span of the quote in the abstract.")
+
+
+class TableRowOut(BaseModel):
+    n: int = Field(description="Reference number of the paper ([n] in the Markdown export).")
+    paper_id: str
+    title: str
+    cells: list[TableCellOut]
+
+
+class TableResponse(BaseModel):
+    """``Assistant.table(...).to_json()``: one row per paper, one cell per attribute."""
+
+    attributes: list[str]
+    rows: list[TableRowOut]
+    query: str | None
+    checked: int = Field(description="Papers read.")
+    collection_size: int = Field(description="Papers in the (filtered) collection.")
+    timings: dict[str, float]
 
 
 class SearchRequest(BaseModel):
@@ -456,13 +534,19 @@ def create_app(assistant: Assistant) -> FastAPI:
     def chat(body: ChatRequest) -> Any:
         """A grounded answer (OpenAI chat completion); ``rag`` holds the verified citations and sources.
 
+        ``kind`` picks the answer path (lookup, list, compare, yesno); by default the question's form does.
+
         With ``stream: true``: SSE ``chat.completion.chunk`` events whose deltas are the answer as the model
-        writes it (unresolvable markers already removed); the last chunk carries ``finish_reason: "stop"``,
-        ``usage`` and ``rag``, whose ``answer`` is the verified text (unsupported sentences dropped)."""
+        writes it (unresolvable markers already removed; for a list question, one line per paper as it is
+        confirmed); chunks may carry ``rag_event`` (``status``: the evidence being read; ``item``: a paper
+        confirmed; ``progress``: papers checked). The last chunk carries ``finish_reason: "stop"``, ``usage``
+        and ``rag``, whose ``answer`` is the verified text (unsupported sentences dropped)."""
         question, history = _split_conversation(body.messages)
         filters = filter_keys.check(body.filters)
         cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
-        events = assistant.stream(question, history=history or None, k=body.k, filters=filters, mode=body.mode)
+        events = assistant.stream(
+            question, history=history or None, k=body.k, filters=filters, mode=body.mode, kind=body.kind
+        )
         if not body.stream:
             for event in events:
                 if isinstance(event, ErrorEvent):
@@ -481,10 +565,48 @@ def create_app(assistant: Assistant) -> FastAPI:
         if isinstance(first, ErrorEvent):
             raise first.error
         return StreamingResponse(
-            _chunks(cid, created, events), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+            _chunks(cid, created, first, events),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache"},
         )
 
+    text_formats: dict[int | str, dict[str, Any]] = {
+        200: {
+            "content": {
+                "text/csv": {"schema": {"type": "string"}},
+                "text/markdown": {"schema": {"type": "string"}},
+            },
+            "description": "The table as JSON, or with `format` csv / md as text/csv or text/markdown.",
+        },
+        409: {"model": ErrorResponse, "description": "The index (or the filtered part of it) holds no papers."},
+    }
+
+    @app.post(
+        "/v1/table", response_model=TableResponse, dependencies=auth, responses=_ERRORS | text_formats, tags=["answers"]
+    )
+    def table(body: TableRequest) -> Any:
+        """A paper x attribute table: one row per paper, one cell per attribute, each value with the sentence of
+        the abstract that states it; a value no sentence states is null ("not stated"), never guessed.
+        As ``rag table``: ``format`` csv or md returns the CSV or the Markdown table with its references."""
+        filters = filter_keys.check(body.filters)
+        try:
+            result = assistant.table(body.attributes, query=body.query or None, where=filters, k=body.k)
+        except RagError as e:
+            raise _error_for(e, param="query") from e
+        return _table_response(result, body.format)
+
     return app
+
+
+def _table_response(table: Table, fmt: str) -> Any:
+    if fmt == "json":
+        return table.to_json()
+    media, text = ("text/csv", table.to_csv()) if fmt == "csv" else ("text/markdown", table.to_markdown())
+    return PlainTextResponse(
+        text,
+        media_type=f"{media}; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="table.{fmt}"'},
+    )
 
 
 class _UploadLimit:
@@ -502,7 +624,31 @@ class _UploadLimit:
         await self.app(scope, receive, send)
 
 
-def _chunks(cid: str, created: int, events: Iterator[Event]) -> Iterator[bytes]:
+def _rag_event(event: Event) -> dict[str, Any] | None:
+    """The ``rag_event`` extra field of a stream chunk for ``event`` (None: the event has none)."""
+    match event:
+        case StatusEvent(standalone_question=q, sources=sources, evidence=evidence):
+            return {
+                "type": "status",
+                "standalone_question": q,
+                "sources": [s.to_json() | {"chunk_id": s.chunk_id} for s in sources],
+                "evidence": [e.model_dump() for e in evidence],
+            }
+        case ItemEvent(item=item, checked=checked, total=total):
+            return {"type": "item", "item": item.model_dump(), "checked": checked, "total": total}
+        case ProgressEvent(checked=checked, total=total):
+            return {"type": "progress", "checked": checked, "total": total}
+    return None
+
+
+def _list_summary(answer: Answer) -> str:
+    """The closing line of a streamed list answer: how many papers match, of how many checked."""
+    n, checked, total = len(answer.items), answer.checked or 0, answer.collection_size or 0
+    head = "No paper matches" if n == 0 else f"{n} {'paper matches' if n == 1 else 'papers match'}"
+    return f"{head} ({checked} of {total:,} abstracts checked)."
+
+
+def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> Iterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         return _sse(
             {
@@ -516,11 +662,20 @@ def _chunks(cid: str, created: int, events: Iterator[Event]) -> Iterator[bytes]:
         )
 
     yield chunk({"role": "assistant", "content": ""})
-    for event in events:
+    items = 0
+    for event in itertools.chain([first], events):
         match event:
             case TokenEvent(text=text) if text:
                 yield chunk({"content": text})
+            case ItemEvent(item=item):  # a paper confirmed: readable as content, structured in rag_event
+                items += 1
+                line = f"- {' '.join(item.title.split())}: {' '.join(item.quote.split())}\n"
+                yield chunk({"content": line}, rag_event=_rag_event(event))
+            case StatusEvent() | ProgressEvent():
+                yield chunk({}, rag_event=_rag_event(event))
             case AnswerEvent(answer=answer):
+                if answer.kind == "list" and not answer.refused:
+                    yield chunk({"content": ("\n" if items else "") + _list_summary(answer)})
                 yield chunk({}, "stop", usage=_usage(answer), rag=answer.to_json())
             case ErrorEvent(error=error):  # headers are sent: report in-band, as OpenAI does
                 err = _error_for(error)

@@ -433,10 +433,12 @@ def support_score(
     sims = ev_vecs @ sentence_vec
     per_sentence = []
     for span, sim in zip(ev.spans, sims):
-        cov = len(terms & key_terms(ev.sentence(span))) / len(terms) if terms else 0.0
+        # words as the abstract writes them or as it reads: a claim may repeat either
+        words = key_terms(ev.sentence(span)) | key_terms(ev.abstract[span[0] : span[1]])
+        cov = len(terms & words) / len(terms) if terms else 0.0
         per_sentence.append(0.5 * float(sim) + 0.5 * cov)
     best = int(np.argmax(per_sentence))
-    coverage = len(terms & key_terms(ev.text)) / len(terms) if terms else 0.0
+    coverage = len(terms & (key_terms(ev.text) | key_terms(ev.raw_text))) / len(terms) if terms else 0.0
     score = max(per_sentence[best], 0.5 * float(np.max(sims)) + 0.5 * coverage)
     if numbers(strip_markers(sentence)) - numbers(ev.text):
         score *= 0.5

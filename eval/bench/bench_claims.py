@@ -1,0 +1,75 @@
+"""Does verification let a changed fact through? True claims and perturbed copies, as if the model wrote them.
+
+    .venv/bin/python eval/bench/bench_claims.py [--claims eval/data/neurips2026_claims.jsonl] [--show 5]
+
+eval/data/neurips2026_claims.jsonl holds claims that one bundled abstract states (paraphrased), each
+with three perturbed copies (a number changed, an entity swapped, a negation added or removed) and 20
+claims the abstracts do not state at all. Each claim is given to the pipeline as the model's answer to
+its question (a fake chat model that returns it: retrieval, evidence, verification and the quote
+fallback are the product's own), and a claim counts as shown when the answer keeps it as a supported
+sentence. Prints, per kind, how many true claims are shown and how many false ones are not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from rag import Assistant, get_settings
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "neurips2026_claims.jsonl"
+
+
+def shown(assistant: Assistant, question: str, claim: str) -> bool:
+    """True when the answer keeps ``claim`` (as the model's whole answer) as a supported sentence."""
+    writer = Assistant(
+        assistant.settings, embeddings=assistant.embeddings, chat_model=FakeListChatModel(responses=[claim])
+    )
+    answer = writer.ask(question, kind="lookup")
+    kept = {" ".join(s.text.split()).rstrip(".") for s in answer.sentences if s.supported and s.citations}
+    return not answer.refused and not answer.quoted and " ".join(claim.split()).rstrip(".") in kept
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--claims", type=Path, default=DATA)
+    ap.add_argument("--show", type=int, default=0, help="Print this many failures of each kind.")
+    args = ap.parse_args(argv)
+    rows = [json.loads(x) for x in args.claims.read_text().splitlines() if x.strip() and not x.startswith("//")]
+    ok: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    failures: dict[str, list[str]] = defaultdict(list)
+    with tempfile.TemporaryDirectory() as tmp:
+        a = Assistant.from_settings(get_settings(data_dir=tmp))
+        a.ingest([a.bundled_corpus()])
+        for r in rows:
+            cases = [("unsupported", r["claim"])] if r.get("unsupported") else [("true", r["claim"])]
+            cases += [(p["kind"], p["claim"]) for p in r.get("perturbed", [])]
+            for kind, claim in cases:
+                passed = shown(a, r["question"], claim)
+                good = passed if kind == "true" else not passed
+                total[kind] += 1
+                ok[kind] += good
+                if not good:
+                    failures[kind].append(claim)
+    print("| claims | n | right | rate | meaning |")
+    print("|---|---|---|---|---|")
+    for kind in ("true", "number", "entity", "negation", "unsupported"):
+        if total[kind]:
+            what = "shown (should be)" if kind == "true" else "rejected (should be)"
+            print(f"| {kind} | {total[kind]} | {ok[kind]} | {ok[kind] / total[kind]:.3f} | {what} |")
+    false = [k for k in total if k != "true"]
+    print(f"\nperturbed or unsupported claims rejected: {sum(ok[k] for k in false)} of {sum(total[k] for k in false)}")
+    for kind, items in failures.items():
+        for claim in items[: args.show]:
+            print(f"  {kind}: {claim}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

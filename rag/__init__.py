@@ -7,7 +7,9 @@ and may change. The apps (``rag.apps``), the UI (``rag.ui``) and the evaluation 
 
 from rag.answering.evidence import NO_ANSWER
 from rag.assistant import Assistant
+from rag.conversations import Conversation, ConversationStore, Turn
 from rag.corpus import SUPPORTED_SUFFIXES
+from rag.corpus.display import format_display, format_display_html
 from rag.errors import (
     BackendError,
     ConfigError,
@@ -19,9 +21,11 @@ from rag.errors import (
     RagError,
 )
 from rag.events import AnswerEvent, ErrorEvent, Event, ItemEvent, ProgressEvent, StatusEvent, TokenEvent
+from rag.exports import format_bibtex, format_csv, format_markdown
 from rag.filters import parse_where
 from rag.settings import Settings, check_bind, get_settings
 from rag.types import (
+    MATCH_HELP,
     Answer,
     AnswerSentence,
     Chunk,
@@ -38,9 +42,11 @@ from rag.types import (
     TableCell,
     TableRow,
     Verdict,
+    match_level,
 )
 
 __all__ = [
+    "MATCH_HELP",
     "NO_ANSWER",
     "SUPPORTED_SUFFIXES",
     "Answer",
@@ -51,6 +57,8 @@ __all__ = [
     "Chunk",
     "Citation",
     "ConfigError",
+    "Conversation",
+    "ConversationStore",
     "EmptyIndexError",
     "ErrorEvent",
     "Event",
@@ -75,8 +83,15 @@ __all__ = [
     "TableCell",
     "TableRow",
     "TokenEvent",
+    "Turn",
     "Verdict",
     "check_bind",
+    "format_bibtex",
+    "format_csv",
+    "format_display",
+    "format_display_html",
+    "format_markdown",
     "get_settings",
+    "match_level",
     "parse_where",
 ]

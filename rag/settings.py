@@ -285,6 +285,10 @@ class Settings(BaseSettings):
         """Where the UI appends feedback (``ui.feedback_file``, else ``data_dir/feedback.jsonl``)."""
         return Path(self.ui.feedback_file or Path(self.data_dir) / "feedback.jsonl").expanduser()
 
+    def conversations_dir(self) -> Path:
+        """Where the UI keeps saved conversations (``data_dir/conversations``, one folder per user)."""
+        return Path(self.data_dir).expanduser() / "conversations"
+
 
 # Flat names promised to users, mapped onto nested fields.
 _ALIASES = {

@@ -84,6 +84,27 @@ class Chunk(BaseModel):
     n_tokens: int = 0
 
 
+# What a reader sees instead of a fused score: the cosine similarity of the question and the paper's best
+# passage, named by level. The bounds come from the calibration run (docs/benchmarks.md, abstention
+# thresholds): off-topic questions' best cosine on the seed abstracts is at most 0.215, on-topic ones
+# 0.243-0.696, half of them above 0.45.
+MATCH_LEVELS: tuple[tuple[float, str], ...] = ((0.50, "strong"), (0.35, "good"), (0.22, "weak"))
+MATCH_HELP = (
+    "Match: how close the meaning of this abstract's best passage is to the question (cosine similarity of "
+    "their embeddings, 0 = unrelated, 1 = same meaning). strong >= 0.50, good >= 0.35, weak >= 0.22, "
+    "below that: off-topic (unrelated questions score under 0.22 on the demo corpus). "
+    "Sources are ordered by the fused dense + keyword rank."
+)
+
+
+def match_level(similarity: float | None) -> str:
+    """``strong``, ``good``, ``weak`` or ``off-topic`` for a cosine similarity; ``keyword`` when there is none
+    (a BM25-only hit)."""
+    if similarity is None:
+        return "keyword"
+    return next((name for bound, name in MATCH_LEVELS if similarity >= bound), "off-topic")
+
+
 class SearchHit(BaseModel):
     """A retrieved chunk with its paper's display fields and fused score."""
 
@@ -100,12 +121,23 @@ class SearchHit(BaseModel):
     bm25_score: float | None = None
     abstract: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    rank: int | None = Field(default=None, description="1-based position in the fused (RRF) ranking.")
+
+    @property
+    def match(self) -> str:
+        """The relevance a reader is shown: :func:`match_level` of ``dense_score``."""
+        return match_level(self.dense_score)
 
     def to_json(self) -> dict[str, Any]:
+        """``score`` is the fused (RRF) score and ``rank`` its position, for tools; ``similarity`` and ``match``
+        are what people are shown."""
         return {
             "paper_id": self.paper_id,
             "title": self.title,
             "score": self.score,
+            "rank": self.rank,
+            "similarity": None if self.dense_score is None else round(self.dense_score, 4),
+            "match": self.match,
             "text": self.text,
             "metadata": self.metadata,
         }

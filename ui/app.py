@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 import gradio as gr
 
 from rag import (
+    MATCH_HELP,
     SUPPORTED_SUFFIXES,
     Answer,
     AnswerEvent,
@@ -42,6 +43,8 @@ from rag import (
     Table,
     TokenEvent,
     check_bind,
+    format_display,
+    format_display_html,
 )
 
 EXAMPLES = [
@@ -97,6 +100,12 @@ _CSS = """
 .rag-table blockquote { margin: .3em 0 0 0; font-size: .85em; opacity: .85; }
 .rag-not-stated { font-style: italic; opacity: .55; }
 .rag-refs { font-size: .85em; }
+.rag-math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", serif; white-space: nowrap; }
+.rag-math sub, .rag-math sup { font-size: .75em; }
+.rag-match { cursor: help; border-bottom: 1px dotted currentColor; }
+.rag-match-strong { color: #166534; } .rag-match-good { color: #1d4ed8; } .rag-match-weak { color: #92400e; }
+.rag-match-off-topic { color: #6b7280; }
+.rag-legend { font-size: .8em; opacity: .75; margin: .2em 0 .6em 0; }
 """
 
 _ON_LOAD = """
@@ -141,6 +150,12 @@ def _esc_line(text: str) -> str:
     return _esc(" ".join((text or "").split()))
 
 
+def _rich_line(text: str) -> str:
+    """Like :func:`_esc_line`, with LaTeX and Markdown rendered (``$\\pm$`` → ±, ``n^2`` → n<sup>2</sup>,
+    ``\\emph{x}`` → <em>x</em>); every character of ``text`` is still escaped."""
+    return format_display_html(" ".join((text or "").split()))
+
+
 def _meta_line(hit: SearchHit | Paper) -> str:
     meta = hit.metadata if isinstance(hit, SearchHit) else {"venue": hit.venue, "year": hit.year} | dict(hit.metadata)
     parts = [str(meta[k]) for k in ("venue", "year") if meta.get(k) not in (None, "")]
@@ -158,7 +173,7 @@ def format_answer_html(text: str, turn: int, refs: set[int] | None = None) -> st
             return m.group(0)
         return f'<a class="rag-cite" href="#rag-src-{turn}-{n}" title="Show source {n}">[{n}]</a>'
 
-    return _MARKER.sub(link, _esc_line(text))
+    return _MARKER.sub(link, _rich_line(text))
 
 
 def _paragraphs_html(text: str, turn: int, refs: set[int] | None = None) -> str:
@@ -185,7 +200,7 @@ def format_list_html(answer: Answer, turn: int) -> str:
     """A list answer: the count, then each paper with its marker (a link to its card) and qualifying sentence."""
     items = "".join(
         f'<li><a class="rag-cite" href="#rag-src-{turn}-{i.n}" title="Show source {i.n}">[{i.n}]</a> '
-        f'<span class="rag-item-title">{_esc_line(i.title)}</span>: {_esc_line(i.quote)}</li>'
+        f'<span class="rag-item-title">{_rich_line(i.title)}</span>: {_rich_line(i.quote)}</li>'
         for i in answer.items
     )
     return f"<p>{_esc(list_summary(answer))}{':' if items else '.'}</p>" + (
@@ -196,7 +211,7 @@ def format_list_html(answer: Answer, turn: int) -> str:
 def format_list_progress_html(items: list[ListItem], checked: int, total: int) -> str:
     """A list question while papers are judged: the ones confirmed so far and the counter."""
     found = "".join(
-        f'<li><span class="rag-item-title">{_esc_line(i.title)}</span>: {_esc_line(i.quote)}</li>' for i in items
+        f'<li><span class="rag-item-title">{_rich_line(i.title)}</span>: {_rich_line(i.quote)}</li>' for i in items
     )
     counter = f"Checked {checked} of {total} papers · {len(items)} found so far…" if total else "Checking the papers…"
     return f'<p class="rag-progress">{_esc(counter)}</p>' + (f'<ul class="rag-items">{found}</ul>' if found else "")
@@ -210,7 +225,7 @@ def format_reading_html(evidence: list[Quote], turn: int, limit: int = 8) -> str
     """The sentences the model is about to read, shown at once (they are what the answer is built from)."""
     papers = len({q.paper_id for q in evidence})
     rows = "".join(
-        f'<li><a class="rag-ref" href="#rag-src-{turn}-{q.n}">[{q.n}]</a> {_esc_line(q.text)}</li>'
+        f'<li><a class="rag-ref" href="#rag-src-{turn}-{q.n}">[{q.n}]</a> {_rich_line(q.text)}</li>'
         for q in evidence[:limit]
     )
     more = f"<li>… and {len(evidence) - limit} more</li>" if len(evidence) > limit else ""
@@ -249,31 +264,40 @@ def format_message_html(answer: Answer, turn: int) -> str:
 
 
 def format_abstract_html(abstract: str, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
-    """The abstract, escaped, with each supporting span wrapped in ``<mark class=mark>`` (overlaps merged)."""
-    merged: list[list[int]] = []
-    for start, end in sorted((max(0, s), min(len(abstract), e)) for s, e in spans if e > s):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    out, pos = [], 0
-    for start, end in merged:
-        out.append(_esc(abstract[pos:start]))
-        out.append(f'<mark class="{mark}">{_esc(abstract[start:end])}</mark>')
-        pos = end
-    out.append(_esc(abstract[pos:]))
-    return "".join(out)
+    """The abstract, escaped, its math and emphasis rendered, with each supporting span (offsets into the raw
+    abstract) wrapped in ``<mark class=mark>`` (overlaps merged)."""
+    return format_display_html(abstract, spans, mark)
+
+
+def format_match_html(hit: SearchHit) -> str:
+    """The one relevance figure a reader is shown: the match level and the cosine similarity behind it, with
+    the explanation as a tooltip. (The fused rank and score stay in the JSON for tools.)"""
+    if hit.dense_score is None:
+        label = "keyword match"
+    else:
+        label = f"match: {hit.match} ({hit.dense_score:.2f})"
+    return f'<span class="rag-match rag-match-{_esc(hit.match)}" title="{_esc(MATCH_HELP)}">{_esc(label)}</span>'
 
 
 def _source_card(hit: SearchHit, n: int, turn: int, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
     meta = _meta_line(hit)
-    score = f"score {hit.score:.3f}" + (f" · similarity {hit.dense_score:.2f}" if hit.dense_score is not None else "")
     abstract = hit.abstract or hit.text
     return (
         f'<div class="rag-source" id="rag-src-{turn}-{n}">'
-        f"<div><b>[{n}] {_esc(hit.title)}</b></div>"
-        f'<div class="rag-source-meta">{_esc(meta) + " · " if meta else ""}{score} · {_esc(hit.paper_id)}</div>'
+        f"<div><b>[{n}] {_rich_line(hit.title)}</b></div>"
+        f'<div class="rag-source-meta">{_esc(meta) + " · " if meta else ""}{format_match_html(hit)} · '
+        f"{_esc(hit.paper_id)}</div>"
         f'<div class="rag-abstract">{format_abstract_html(abstract, spans, mark)}</div></div>'
+    )
+
+
+def _legend(cards: str) -> str:
+    """One line above the cards that says what "match" means (the tooltip says more)."""
+    if not cards:
+        return ""
+    return (
+        f'<p class="rag-legend" title="{_esc(MATCH_HELP)}">Match = closeness in meaning of the question and the '
+        "abstract's best passage (cosine similarity): strong ≥ 0.50 · good ≥ 0.35 · weak ≥ 0.22.</p>"
     )
 
 
@@ -287,7 +311,7 @@ def format_sources_html(
             return '<div class="rag-sources"><p>Sources of the answer appear here.</p></div>'
         if not evidence:
             cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(hits, 1))
-            return f'<div class="rag-sources"><h4>Retrieved papers</h4>{cards}</div>'
+            return f'<div class="rag-sources"><h4>Retrieved papers</h4>{_legend(cards)}{cards}</div>'
         numbers: dict[str, int] = {}
         reading: dict[str, list[tuple[int, int]]] = {}
         for q in evidence:
@@ -298,23 +322,23 @@ def format_sources_html(
         cards = "".join(_source_card(h, numbers[h.paper_id], turn, reading[h.paper_id], "rag-read") for h in offered)
         first = max(numbers.values(), default=0) + 1
         cards += "".join(_source_card(h, first + i, turn, []) for i, h in enumerate(rest))
-        return f'<div class="rag-sources"><h4>Reading</h4>{cards}</div>'
+        return f'<div class="rag-sources"><h4>Reading</h4>{_legend(cards)}{cards}</div>'
     if answer.refused or not answer.citations:
         cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(answer.sources, 1))
         head = "Closest papers" if answer.sources else "No paper came close"
-        return f'<div class="rag-sources"><h4>{head}</h4>{cards}</div>'
+        return f'<div class="rag-sources"><h4>{head}</h4>{_legend(cards)}{cards}</div>'
     spans: dict[int, list[tuple[int, int]]] = {}
     for c in answer.citations:
         spans.setdefault(c.n, []).append((int(c.span[0]), int(c.span[1])))
     cards = "".join(
         _source_card(answer.sources[n - 1], n, turn, spans[n]) for n in sorted(spans) if 0 < n <= len(answer.sources)
     )
-    return f'<div class="rag-sources"><h4>Cited papers</h4>{cards}</div>'
+    return f'<div class="rag-sources"><h4>Cited papers</h4>{_legend(cards)}{cards}</div>'
 
 
 def format_copy_text(answer: Answer) -> str:
     """Plain text of the answer followed by its numbered references (what the copy button copies)."""
-    lines = [answer.text]
+    lines = [format_display(answer.text)]
     if answer.citations:
         lines += ["", "References"]
         seen: set[int] = set()
@@ -325,7 +349,9 @@ def format_copy_text(answer: Answer) -> str:
             hit = answer.sources[c.n - 1] if 0 < c.n <= len(answer.sources) else None
             meta = _meta_line(hit) if hit else ""
             lines.append(
-                f"[{c.n}] {c.title}" + (f" ({meta})" if meta else "") + f', {c.paper_id}: "{" ".join(c.quote.split())}"'
+                f"[{c.n}] {format_display(c.title)}"
+                + (f" ({meta})" if meta else "")
+                + f', {c.paper_id}: "{" ".join(format_display(c.quote).split())}"'
             )
     return "\n".join(lines)
 
@@ -336,10 +362,10 @@ def format_papers_html(papers: list[Paper], query: str = "", limit: int = 200) -
     rows = []
     for p in found[:limit]:
         meta = _meta_line(p)
-        snippet = " ".join(p.abstract.split())
+        snippet = " ".join(format_display(p.abstract).split())
         snippet = snippet[:220] + ("…" if len(snippet) > 220 else "")
         rows.append(
-            f'<div class="rag-paper"><b>{_esc(p.title)}</b> <span class="rag-source-meta">'
+            f'<div class="rag-paper"><b>{_rich_line(p.title)}</b> <span class="rag-source-meta">'
             f"{_esc(meta) + ' · ' if meta else ''}{_esc(p.paper_id)}</span>"
             f'<div class="rag-paper-snippet">{_esc(snippet)}</div></div>'
         )
@@ -367,15 +393,16 @@ def format_table_html(table: Table | None) -> str:
                 cells.append('<td class="rag-not-stated" title="No sentence of the abstract states it">not stated</td>')
             else:
                 cells.append(
-                    f'<td><details class="rag-cell"><summary title="{_esc_line(c.quote)}">{_esc_line(c.value)} '
-                    f"<sup>[{r.n}]</sup></summary><blockquote>{_esc_line(c.quote)}</blockquote></details></td>"
+                    f'<td><details class="rag-cell"><summary title="{_esc_line(format_display(c.quote))}">'
+                    f"{_rich_line(c.value)} <sup>[{r.n}]</sup></summary><blockquote>{_rich_line(c.quote)}"
+                    "</blockquote></details></td>"
                 )
-        body.append(f"<tr><td>[{r.n}] <b>{_esc_line(r.title)}</b></td>{''.join(cells)}</tr>")
+        body.append(f"<tr><td>[{r.n}] <b>{_rich_line(r.title)}</b></td>{''.join(cells)}</tr>")
     refs = []
     for r in table.rows:
-        quotes = "".join(f"<li>{_esc_line(c.attribute)}: “{_esc_line(c.quote)}”</li>" for c in r.cells if c.value)
+        quotes = "".join(f"<li>{_esc_line(c.attribute)}: “{_rich_line(c.quote)}”</li>" for c in r.cells if c.value)
         refs.append(
-            f"<li>[{r.n}] {_esc_line(r.title)} ({_esc_line(r.paper_id)})"
+            f"<li>[{r.n}] {_rich_line(r.title)} ({_esc_line(r.paper_id)})"
             + (f"<ul>{quotes}</ul>" if quotes else "")
             + "</li>"
         )

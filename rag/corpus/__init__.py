@@ -6,6 +6,7 @@ into sentence-aligned, token-bounded chunks with offsets into the original text.
 """
 
 from rag.corpus.chunking import chunk_paper, count_tokens
+from rag.corpus.display import format_display, format_display_html
 from rag.corpus.readers import SUPPORTED_SUFFIXES, IngestResult, bundled_corpus, load_corpora, read_corpora, read_corpus
 from rag.corpus.records import paper_id_for
 from rag.corpus.text import normalise_text
@@ -18,6 +19,8 @@ __all__ = [
     "chunk_paper",
     "count_tokens",
     "derive_title",
+    "format_display",
+    "format_display_html",
     "load_corpora",
     "normalise_text",
     "paper_id_for",

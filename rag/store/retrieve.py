@@ -160,7 +160,7 @@ class Retriever:
         missing = [bm25_chunk[p] for p in top if p not in best]
         best.update({h.metadata["_paper_id"]: h for h in self.index.get_chunks(missing).values()})
         hits = []
-        for pid in top:
+        for rank, pid in enumerate(top, 1):
             h = best[pid]
             m = h.metadata
             start, end = int(m["_start"]), int(m["_end"])
@@ -178,6 +178,7 @@ class Retriever:
                     bm25_score=bm25_score.get(pid),
                     abstract=abstract,
                     metadata=user_metadata(m),
+                    rank=rank,
                 )
             )
         return hits

@@ -102,7 +102,8 @@ def match_level(similarity: float | None) -> str:
     (a BM25-only hit)."""
     if similarity is None:
         return "keyword"
-    return next((name for bound, name in MATCH_LEVELS if similarity >= bound), "off-topic")
+    shown = round(similarity, 2)  # the level agrees with the two decimals people see beside it
+    return next((name for bound, name in MATCH_LEVELS if shown >= bound), "off-topic")
 
 
 class SearchHit(BaseModel):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from rag import Assistant
+from rag import Assistant, format_display
 from rag.apps.cli import cli
 from tests.fakes import PathsReply, ScriptedChatModel, evidence_number
 
@@ -41,8 +41,10 @@ def test_ingest_search_stats_json(run, seed_corpus: Path) -> None:  # type: igno
     assert "19 papers read: 19 added" in r.output
     r = run("search", "drone footage of zebras in 3D", "-k", "2", "--json")
     hits = json.loads(r.output)
-    assert [set(h) for h in hits] == [{"paper_id", "title", "score", "text", "metadata"}] * 2
+    keys = {"paper_id", "title", "score", "rank", "similarity", "match", "text", "metadata"}
+    assert [set(h) for h in hits] == [keys] * 2
     assert hits[0]["title"] == "WildBox" and hits[0]["score"] >= hits[1]["score"]
+    assert [h["rank"] for h in hits] == [1, 2] and hits[0]["match"] in ("strong", "good", "weak")
     stats = json.loads(run("stats", "--json").output)
     assert set(stats) == {"papers", "chunks", "embedding_model", "dimension", "bytes"}
     assert stats["papers"] == 19 and stats["dimension"] == 384 and stats["bytes"] > 0
@@ -241,7 +243,8 @@ def test_list_question_prints_the_count_and_each_paper_with_its_quote(seed_assis
     for i, line in items:
         paper_id = line.rsplit("[", 1)[1].rstrip("]")
         quote = lines[i + 1].strip().strip('"')
-        assert quote.rstrip("…") in " ".join(abstracts[paper_id].split())  # the qualifying sentence, verbatim
+        # the qualifying sentence, as the abstract reads (LaTeX and Markdown rendered)
+        assert quote.rstrip("…") in " ".join(format_display(abstracts[paper_id]).split())
     assert "(answered as a list question; --kind chooses another way)" in r.stderr
     data = json.loads(invoke(a, "ask", "Which papers introduce a new benchmark?", "--json").stdout)
     assert data["kind"] == "list" and data["checked"] == data["collection_size"] == 19
@@ -400,3 +403,29 @@ def test_table_errors_are_one_line(seed_assistant: Any, make_assistant: Callable
         assert len(r.output.strip().splitlines()) == 1
     r = CliRunner().invoke(cli, ["table", "task"], obj={"assistant": make_assistant()})
     assert r.exit_code == 1 and "has no papers" in r.output and "rag ingest" in r.output
+
+
+def test_ask_exports_markdown_bibtex_and_csv_with_references(seed_assistant: Any, tmp_path: Path) -> None:
+    """Extractive mode (no LLM): `rag ask --format md|bib|csv`, to the terminal or a file."""
+    q = "What AP-BEV does fine-tuning on WildBox recover?"
+    md = invoke(seed_assistant, "ask", q, "--mode", "extractive", "--format", "md").stdout
+    assert md.startswith(f"# {q}") and "8.68±0.47" in md and "$\\pm$" not in md
+    body, refs = md.split("## References")
+    markers = set(re.findall(r"\[(\d+)\]", body))
+    assert markers and all(f'<a id="ref-{n}"></a>[{n}] WildBox' in refs for n in markers)
+    bib = invoke(seed_assistant, "ask", q, "--mode", "extractive", "--format", "bib").stdout
+    assert bib.startswith("@misc{wildbox_h") and "title = {{WildBox}}" in bib
+    out = tmp_path / "refs.csv"
+    r = invoke(seed_assistant, "ask", q, "--mode", "extractive", "--format", "csv", "-o", str(out))
+    assert r.exit_code == 0 and f"Wrote {out}" in r.stderr
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert rows and rows[0]["title"] == "WildBox" and "8.68±0.47" in " ".join(row["quote"] for row in rows)
+
+
+def test_search_and_ask_show_readable_text_and_a_match_level(seed_assistant: Any) -> None:
+    r = invoke(seed_assistant, "search", "WildBox fine-tuning AP-BEV", "-k", "3")
+    first = r.stdout.splitlines()[0]
+    assert re.search(r"\[h-[0-9a-f]{16}, match (strong|good|weak) 0\.\d\d\]$", first), first
+    assert "match: closeness in meaning" in r.stdout and "score" not in r.stdout
+    text = invoke(seed_assistant, "ask", "What AP-BEV does fine-tuning on WildBox recover?", "--mode", "extractive")
+    assert "8.68±0.47" in text.stdout and "\\pm" not in text.stdout

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import shutil
 import sys
@@ -24,6 +26,10 @@ from rag import (
     RagError,
     StatusEvent,
     TokenEvent,
+    format_bibtex,
+    format_csv,
+    format_display,
+    format_markdown,
     parse_where,
 )
 
@@ -152,9 +158,16 @@ def search(
         click.echo("No matching papers.")
     for i, h in enumerate(hits, 1):
         meta = ", ".join(str(h.metadata[k]) for k in ("venue", "year") if h.metadata.get(k) is not None)
-        click.echo(f"{i}. {h.title}" + (f" ({meta})" if meta else "") + f"  [{h.paper_id}, score {h.score:.4f}]")
-        snippet = " ".join(h.text.split())
+        click.echo(f"{i}. {_readable(h.title)}" + (f" ({meta})" if meta else "") + f"  [{h.paper_id}, {_match(h)}]")
+        snippet = " ".join(_readable(h.text).split())
         click.echo(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+    if hits and any(h.dense_score is not None for h in hits):
+        click.echo("\nmatch: closeness in meaning (cosine similarity): strong >= 0.50, good >= 0.35, weak >= 0.22.")
+
+
+def _match(hit: Any) -> str:
+    """The relevance figure people are shown (the fused score and rank are in --json)."""
+    return "keyword match" if hit.dense_score is None else f"match {hit.match} {hit.dense_score:.2f}"
 
 
 KINDS: tuple[str, ...] = get_args(QuestionKind)
@@ -175,6 +188,22 @@ KINDS: tuple[str, ...] = get_args(QuestionKind)
     "(default: recognised from the question).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print {answer, refused, citations, sources, ...} as JSON.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "md", "bib", "csv"]),
+    default="text",
+    show_default=True,
+    help="json: as --json; md: Markdown with numbered references; bib: the cited papers as BibTeX; "
+    "csv: the cited papers (n, title, paper_id, venue, year, url, quote).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write to this file instead of the terminal.",
+)
 @click.pass_context
 @_friendly
 def ask(
@@ -185,13 +214,28 @@ def ask(
     mode: str | None,
     kind: str | None,
     as_json: bool,
+    fmt: str = "text",
+    output: Path | None = None,
 ) -> None:
     """Answer QUESTION from the indexed abstracts, with verified citations."""
     assistant = _assistant(ctx)
     filters = parse_where(list(where))
-    if as_json:
+    fmt = "json" if as_json else fmt
+    if fmt != "text" or output is not None:
         answer = assistant.ask(question, k=k, filters=filters, mode=mode, kind=kind)
-        click.echo(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
+        render = {
+            "json": lambda a: json.dumps(a.to_json(), ensure_ascii=False, indent=2) + "\n",
+            "md": format_markdown,
+            "bib": format_bibtex,
+            "csv": format_csv,
+            "text": _answer_text,
+        }[fmt]
+        text = render(answer)
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            output.write_text(text, encoding="utf-8", newline="")
+            click.echo(f"Wrote {output} ({fmt}).", err=True)
         return
     events = assistant.stream(question, k=k, filters=filters, mode=mode, kind=kind)
     answer = _follow(events, _Live(sys.stdout) if sys.stdout.isatty() else None)
@@ -204,6 +248,11 @@ def ask(
 def _plain(text: str) -> str:
     """``text`` without control characters (an abstract must not be able to drive the terminal)."""
     return "".join(c if c == "\n" or unicodedata.category(c)[0] != "C" else " " for c in text.replace("\t", " "))
+
+
+def _readable(text: str) -> str:
+    """``text`` with its LaTeX and Markdown shown as Unicode (``$\\pm$`` → ±), without control characters."""
+    return _plain(format_display(text))
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -281,14 +330,15 @@ def _follow(events: Iterable[Event], live: _Live | None) -> Answer:
                 live.line(f"Reading {len(evidence)} sentences from {papers} of {len(sources)} papers found:", dim=True)
                 for i, q in enumerate(evidence[:8]):  # the paper named once, its sentences under it
                     same = i > 0 and evidence[i - 1].n == q.n
-                    live.line(f"      {q.text}" if same else f"  [{q.n}] {q.title}: {q.text}", dim=True)
+                    text = format_display(q.text)
+                    live.line(f"      {text}" if same else f"  [{q.n}] {format_display(q.title)}: {text}", dim=True)
                 if len(evidence) > 8:
                     live.line(f"  … and {len(evidence) - 8} more", dim=True)
             case TokenEvent(text=text):
                 live.write(text)
             case ItemEvent(item=item, checked=checked, total=total):
                 shown += 1
-                live.line(f"[{shown}] {item.title} — {item.quote}")
+                live.line(f"[{shown}] {format_display(item.title)} — {format_display(item.quote)}")
                 live.set_status(f"{shown} found, {checked} of {total} papers checked…")
             case ProgressEvent(checked=checked, total=total):
                 live.set_status(f"{shown} found, {checked} of {total} papers checked…")
@@ -304,6 +354,14 @@ def _follow(events: Iterable[Event], live: _Live | None) -> Answer:
     raise AssertionError("a stream ends with an AnswerEvent or an ErrorEvent")  # pragma: no cover
 
 
+def _answer_text(answer: Answer) -> str:
+    """What the terminal shows, as a string (``--output`` with the text format)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        _print_answer(answer)
+    return buf.getvalue()
+
+
 def _print_answer(answer: Answer, color: bool = False) -> None:
     if answer.kind == "yesno" and answer.verdict is not None:
         verdict = {"yes": "Yes.", "no": "No.", "not stated": "Not stated."}[answer.verdict]
@@ -314,19 +372,19 @@ def _print_answer(answer: Answer, color: bool = False) -> None:
     if answer.kind == "list" and not answer.refused:
         _print_list(answer)
         return
-    click.echo(_plain(text))
+    click.echo(_readable(text))
     if answer.refused:
         if answer.sources:
             click.echo("\nClosest papers:")
             for h in answer.sources:
-                click.echo(f"  - {_plain(h.title)}  [{h.paper_id}]")
+                click.echo(f"  - {_readable(h.title)}  [{h.paper_id}, {_match(h)}]")
         return
     click.echo("")
     for c in answer.citations:
-        click.echo(f"[{c.n}] {_plain(c.title)}  [{c.paper_id}]")
-        click.echo(f'    "{_one_line(c.quote, 301)}"')
+        click.echo(f"[{c.n}] {_readable(c.title)}  [{c.paper_id}]")
+        click.echo(f'    "{_one_line(format_display(c.quote), 301)}"')
     for s in answer.unsupported:
-        click.echo(f"(dropped, not supported by the abstracts: {_plain(s)})")
+        click.echo(f"(dropped, not supported by the abstracts: {_readable(s)})")
 
 
 def _print_list(answer: Answer) -> None:
@@ -336,8 +394,8 @@ def _print_list(answer: Answer) -> None:
     head = "No paper matches" if n == 0 else f"{n} {'paper matches' if n == 1 else 'papers match'}"
     click.echo(f"{head} ({checked} of {total:,} abstracts checked){':' if n else '.'}")
     for item in answer.items:
-        click.echo(f"\n[{item.n}] {_plain(item.title)}  [{item.paper_id}]")
-        click.echo(f'    "{_one_line(item.quote, 301)}"')
+        click.echo(f"\n[{item.n}] {_readable(item.title)}  [{item.paper_id}]")
+        click.echo(f'    "{_one_line(format_display(item.quote), 301)}"')
 
 
 @cli.command()

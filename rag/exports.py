@@ -105,10 +105,11 @@ def format_markdown(answers: Answer | Sequence[Answer], *, title: str | None = N
     items = _as_list(answers)
     refs, renumber = collect_references(items)
     lines: list[str] = []
-    if title or len(items) != 1:
-        lines += [f"# {_md(title or 'Conversation')}", ""]
+    single = len(items) == 1 and (not title or title == items[0].question)
+    if not single:
+        lines += [f"# {_md(title or 'Conversation').strip()}", ""]
     for answer, numbers in zip(items, renumber):
-        lines += [f"{'##' if title or len(items) != 1 else '#'} {_md(answer.question)}", ""]
+        lines += [f"{'#' if single else '##'} {_md(answer.question).strip()}", ""]
         if answer.kind == "yesno" and answer.verdict:
             lines += [f"**{answer.verdict.capitalize()}.**", ""]
         if answer.kind == "list" and answer.items:

@@ -17,7 +17,7 @@ import gradio as gr
 import pytest
 from click.testing import CliRunner
 
-from rag import NO_ANSWER, Assistant, ConfigError, Settings, get_settings
+from rag import NO_ANSWER, Assistant, ConfigError, ConversationStore, Settings, get_settings
 from rag.settings import UISettings
 from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
 from tests.conftest import free_port, paper_id_containing
@@ -438,3 +438,39 @@ def test_table_and_list_render_markup_from_abstracts_inert(
     value = "&lt;script&gt;window.__xss = 1&lt;/script&gt; It reaches 91.2% recall <sup>[1]</sup></summary>"
     assert value in html and "&lt;img src=x onerror=&quot;window.__xss = 2&quot;&gt;" in html  # value and quote
     assert "Quokkanet &lt;img src=x onerror=alert(1)&gt;" in steps[-1][0][-1]["content"]  # the list item
+
+
+# ------------------------------------------------------------------ conversations and exports
+def test_conversation_is_saved_listed_reopened_with_sources_and_deleted(seed_assistant: Any, tmp_path: Path) -> None:
+    """Each answer saves the chat as the current conversation; opening it (as on a page reload) rebuilds the
+    messages, the sources panel with its highlight, the history for follow-ups and the three downloads."""
+    a, _ = with_fake(seed_assistant, wildbox_reply)
+    app = build_app(a)
+    alice, bob = gr.Request(username=f"alice-{tmp_path.name}"), gr.Request(username=f"bob-{tmp_path.name}")
+    steps = run_chat(app, WILDBOX_Q)
+    messages, history, answers, sources = steps[-1][0], steps[-1][1], steps[-1][2], steps[-1][3]
+    conv_id, listed, md, bib, csv_file = fn(app, "save_conversation")(answers, "", alice)
+    assert re.fullmatch(r"[0-9a-f]{16}", conv_id) and listed["value"] == conv_id
+    assert [label for label, _ in listed["choices"]][0].startswith(WILDBOX_Q[:40])
+    assert (a.settings.conversations_dir() / ConversationStore(Path()).folder(alice.username).name).is_dir()
+    md_text = Path(md["value"]).read_text(encoding="utf-8")
+    assert "237,505" in md_text and '<a id="ref-1"></a>[1] WildBox' in md_text
+    assert Path(bib["value"]).read_text(encoding="utf-8").startswith("@misc{wildbox_")
+    assert "WildBox" in Path(csv_file["value"]).read_text(encoding="utf-8")
+
+    reopened = fn(app, "open_conversation")(conv_id, alice)
+    assert reopened[0] == messages and reopened[1] == history and reopened[3] == sources
+    assert 'mark class="rag-support"' in reopened[3] and reopened[7] == conv_id
+    q2 = "How many African savanna species does WildBox cover?"
+    follow = run_chat(app, q2, reopened[1], reopened[2], reopened[0], mode="extractive")
+    assert len(follow[-1][0]) == 4 and 'href="#rag-src-2-' in follow[-1][0][-1]["content"]
+    same_id = fn(app, "save_conversation")(follow[-1][2], conv_id, alice)[0]
+    assert same_id == conv_id
+    saved = ConversationStore(a.settings.conversations_dir()).load(alice.username, conv_id)
+    assert saved is not None and [t.answer.question for t in saved.turns] == [WILDBOX_Q, q2]
+
+    assert fn(app, "open_conversation")(conv_id, bob)[0] == []  # another user's conversation does not open
+    assert fn(app, "restore")(conv_id, bob)[8]["choices"] == []
+    deleted = fn(app, "delete_conversation")(conv_id, conv_id, alice)
+    assert deleted[0] == [] and deleted[8]["choices"] == [] and deleted[7] == ""
+    assert fn(app, "open_conversation")(conv_id, alice)[0] == []

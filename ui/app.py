@@ -16,6 +16,7 @@ import datetime as _dt
 import html
 import json
 import re
+import secrets
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -30,6 +31,8 @@ from rag import (
     Answer,
     AnswerEvent,
     Assistant,
+    Conversation,
+    ConversationStore,
     ErrorEvent,
     ItemEvent,
     ListItem,
@@ -42,9 +45,13 @@ from rag import (
     StatusEvent,
     Table,
     TokenEvent,
+    Turn,
     check_bind,
+    format_bibtex,
+    format_csv,
     format_display,
     format_display_html,
+    format_markdown,
 )
 
 EXAMPLES = [
@@ -429,6 +436,76 @@ def write_table_files(table: Table) -> tuple[Path, Path]:
     return csv_path, md_path
 
 
+# ---------------------------------------------------------------------------------------------- conversations
+def answer_record(answer: Answer, settings: dict[str, Any]) -> dict[str, Any]:
+    """What the chat keeps per answer: the JSON the feedback file gets, the settings, and the whole Answer
+    (``_answer``) so the conversation can be saved and reopened with its citations and sources."""
+    return answer.to_json() | {"settings": settings, "_answer": answer.model_dump(mode="json")}
+
+
+def conversation_turns(answers: dict[Any, dict[str, Any]]) -> list[Turn]:
+    """The chat's answers (keyed by message index) as the turns of a saved conversation, in order."""
+    ordered = sorted(answers.items(), key=lambda kv: int(kv[0]))
+    return [
+        Turn(answer=Answer.model_validate(r["_answer"]), settings=r.get("settings") or {})
+        for _, r in ordered
+        if "_answer" in r
+    ]
+
+
+def conversation_view(conv: Conversation) -> tuple[list[dict[str, str]], list[tuple[str, str]], dict[int, Any]]:
+    """A saved conversation as the chat shows it: messages, the history follow-ups read, the answers state."""
+    messages: list[dict[str, str]] = []
+    history: list[tuple[str, str]] = []
+    answers: dict[int, Any] = {}
+    for turn, t in enumerate(conv.turns, 1):
+        a = t.answer
+        messages.append({"role": "user", "content": _esc(a.question)})
+        messages.append({"role": "assistant", "content": format_message_html(a, turn)})
+        answers[len(messages) - 1] = answer_record(a, t.settings)
+        history += [("user", a.question), ("assistant", a.text)]
+    return messages, history, answers
+
+
+def conversation_choices(store: ConversationStore, user: str | None) -> list[tuple[str, str]]:
+    return [(c.label, c.id) for c in store.list(user)]
+
+
+def write_conversation_files(conv: Conversation) -> tuple[Path, Path, Path]:
+    """The conversation as Markdown (numbered references), and its cited papers as BibTeX and CSV, in a new
+    temporary folder, for download."""
+    folder = Path(tempfile.mkdtemp(prefix="rag-conversation-"))
+    stem = f"conversation-{conv.id}"
+    md, bib, csv = folder / f"{stem}.md", folder / f"{stem}.bib", folder / f"{stem}.csv"
+    md.write_text(format_markdown(conv.answers, title=conv.title), encoding="utf-8")
+    bib.write_text(format_bibtex(conv.answers), encoding="utf-8")
+    csv.write_text(format_csv(conv.answers), encoding="utf-8", newline="")
+    return md, bib, csv
+
+
+def _user(request: gr.Request | None) -> str | None:
+    """The logged-in user (with ``RAG_UI__AUTH``), else None: everything is kept under ``local``."""
+    name = getattr(request, "username", None) if request is not None else None
+    return str(name) if name else None
+
+
+def browser_secret(folder: Path) -> str:
+    """The key the browser's saved conversation id is encrypted with, kept in ``folder`` so that the id still
+    opens after the server restarts (Gradio's default is a new random key per launch)."""
+    path = folder / ".browser-key"
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except OSError:
+        pass
+    key = secrets.token_hex(16)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(key, encoding="ascii")
+    except OSError:
+        pass  # a read-only data dir: the id is forgotten when the server restarts, the conversations are not
+    return key
+
+
 # ---------------------------------------------------------------------------------------------- logic
 def parse_kind(value: str | None) -> QuestionKind | None:
     """The "Answer as" choice -> ``kind`` (None: recognised from the question)."""
@@ -512,6 +589,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     """The whole UI for ``assistant`` (not launched)."""
     settings = assistant.settings
     feedback_path = settings.feedback_path()
+    store = ConversationStore(settings.conversations_dir())
     try:
         papers = assistant.papers()
     except RagError:
@@ -577,8 +655,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                 case AnswerEvent(answer=answer):
                     messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
                     answers = dict(answers)
-                    answers[len(messages) - 1] = answer.to_json() | {
-                        "settings": {
+                    answers[len(messages) - 1] = answer_record(
+                        answer,
+                        {
                             "k": int(k) if k else None,
                             "hybrid": hybrid,
                             "filters": filters,
@@ -586,7 +665,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             "temperature": float(temperature),
                             "kind": answer_as,
                         },
-                    }
+                    )
                     history = list(history) + [("user", question), ("assistant", answer.text)]
                     yield (
                         messages,
@@ -606,6 +685,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         record = answers.get(int(index)) or answers.get(str(index))
         if record is None:
             return "No answer to rate."
+        record = {k: v for k, v in record.items() if k != "_answer"}
         liked = data.liked
         rating = (
             "up" if liked is True or liked == "Like" else "down" if liked is False or liked == "Dislike" else str(liked)
@@ -617,7 +697,66 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         return f"Thanks: feedback saved ({rating})."
 
     def clear_chat() -> tuple[Any, ...]:
-        return [], [], {}, format_sources_html(None, 0), "", "", ""
+        hidden = gr.update(visible=False, value=None)
+        return [], [], {}, format_sources_html(None, 0), "", "", "", "", gr.update(value=None), hidden, hidden, hidden
+
+    def downloads(conv: Conversation | None) -> tuple[Any, Any, Any]:
+        if conv is None or not conv.turns:
+            hidden = gr.update(visible=False, value=None)
+            return hidden, hidden, hidden
+        md, bib, csv = write_conversation_files(conv)
+        return tuple(gr.update(value=str(p), visible=True) for p in (md, bib, csv))  # type: ignore[return-value]
+
+    def save_conversation(
+        answers: dict[Any, dict[str, Any]], conv_id: str | None, request: gr.Request
+    ) -> tuple[Any, ...]:
+        """After each answer: the chat so far saved as the current conversation (a new one if there is none)."""
+        turns = conversation_turns(answers)
+        if not turns:
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        user = _user(request)
+        old = store.load(user, conv_id) if conv_id else None
+        conv = Conversation(title=turns[0].answer.question, turns=turns)
+        if old is not None:
+            conv = conv.model_copy(update={"id": old.id, "created": old.created})
+        conv = store.save(user, conv)
+        return (conv.id, gr.update(choices=conversation_choices(store, user), value=conv.id), *downloads(conv))
+
+    def open_conversation(conv_id: str | None, request: gr.Request) -> tuple[Any, ...]:
+        user = _user(request)
+        conv = store.load(user, conv_id) if conv_id else None
+        choices = gr.update(choices=conversation_choices(store, user), value=conv.id if conv else None)
+        if conv is None or not conv.turns:
+            return (*clear_chat()[:8], choices, *clear_chat()[9:])
+        messages, history, answers = conversation_view(conv)
+        last = conv.turns[-1].answer
+        return (
+            messages,
+            history,
+            answers,
+            format_sources_html(last, len(conv.turns)),
+            format_copy_text(last),
+            "",
+            "",
+            conv.id,
+            choices,
+            *downloads(conv),
+        )
+
+    def restore(conv_id: str | None, request: gr.Request) -> tuple[Any, ...]:
+        """On page load: reopen the conversation this browser had open, and list the saved ones."""
+        return open_conversation(conv_id, request)
+
+    def delete_conversation(selected: str | None, current: str | None, request: gr.Request) -> tuple[Any, ...]:
+        user = _user(request)
+        if selected:
+            store.delete(user, selected)
+        if selected and selected == current:
+            cleared = clear_chat()
+            return (*cleared[:8], gr.update(choices=conversation_choices(store, user), value=None), *cleared[9:])
+        return (*(gr.skip(),) * 8, gr.update(choices=conversation_choices(store, user), value=current or None)) + (
+            gr.skip(),
+        ) * 3
 
     def refresh_papers(query: str) -> tuple[str, Any, Any]:
         ps = assistant.papers()
@@ -684,6 +823,10 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     with app:
         history_state = gr.State([])
         answers_state = gr.State({})
+        # the id of the conversation open in this browser (localStorage, encrypted); its content stays on the server
+        conv_id = gr.BrowserState(
+            "", storage_key="rag-conversation", secret=browser_secret(settings.conversations_dir())
+        )
         gr.Markdown(
             "## Ask the abstracts\nEvery claim cites an indexed abstract; "
             "click a marker like [1] to see the sentence that supports it."
@@ -716,6 +859,23 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             copy_btn = gr.Button("Copy answer with references", size="sm", elem_id="rag-copy")
                             clear_btn = gr.Button("New conversation", size="sm", elem_id="rag-clear")
                         feedback_note = gr.Markdown(elem_id="rag-feedback-note")
+                        with gr.Row(equal_height=True):
+                            gr.HTML("<span class='rag-note'>Download this conversation:</span>", min_height=0)
+                            export_md = gr.DownloadButton("Markdown", visible=False, size="sm", elem_id="rag-export-md")
+                            export_bib = gr.DownloadButton("BibTeX", visible=False, size="sm", elem_id="rag-export-bib")
+                            export_csv = gr.DownloadButton("CSV", visible=False, size="sm", elem_id="rag-export-csv")
+                        with gr.Row(equal_height=True):
+                            conv_list = gr.Dropdown(
+                                [],
+                                value=None,
+                                label="Saved conversations (kept on this machine)",
+                                elem_id="rag-conversations",
+                                scale=4,
+                            )
+                            conv_open = gr.Button("Open", size="sm", elem_id="rag-conv-open", scale=1)
+                            conv_delete = gr.Button(
+                                "Delete", size="sm", variant="stop", elem_id="rag-conv-delete", scale=1
+                            )
                         with gr.Accordion("Answer with references (plain text)", open=False):
                             copy_text = gr.Textbox(
                                 show_label=False, lines=6, interactive=False, buttons=["copy"], elem_id="rag-copy-text"
@@ -812,20 +972,25 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
         chat_inputs = [question, chatbot, history_state, answers_state, k, hybrid, venue, year, mode, temperature, kind]
         chat_outputs = [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note]
-        question.submit(respond, chat_inputs, chat_outputs, api_visibility="private")
-        ask_btn.click(respond, chat_inputs, chat_outputs, api_visibility="private")
+        conv_outputs = [conv_id, conv_list, export_md, export_bib, export_csv]
+        view_outputs = [*chat_outputs, *conv_outputs]
 
         def run_example(ex: gr.SelectData, *args: Any) -> Iterator[tuple[Any, ...]]:
             yield from respond(ex.value["text"], *args[1:])
 
-        chatbot.example_select(run_example, chat_inputs, chat_outputs, api_visibility="private")
+        for trigger, fn in (
+            (question.submit, respond),
+            (ask_btn.click, respond),
+            (chatbot.example_select, run_example),
+        ):
+            trigger(fn, chat_inputs, chat_outputs, api_visibility="private").then(
+                save_conversation, [answers_state, conv_id], conv_outputs, api_visibility="private"
+            )
         chatbot.like(on_feedback, [answers_state], [feedback_note], api_visibility="private")
-        clear_btn.click(
-            clear_chat,
-            None,
-            [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note],
-            api_visibility="private",
-        )
+        clear_btn.click(clear_chat, None, view_outputs, api_visibility="private")
+        conv_open.click(open_conversation, [conv_list], view_outputs, api_visibility="private")
+        conv_delete.click(delete_conversation, [conv_list, conv_id], view_outputs, api_visibility="private")
+        app.load(restore, [conv_id], view_outputs, api_visibility="private")
         copy_btn.click(None, [copy_text], None, js=_COPY_JS)
         paper_query.change(
             lambda q: format_papers_html(assistant.papers(), q), [paper_query], [papers_html], api_visibility="private"

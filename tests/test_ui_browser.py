@@ -5,12 +5,15 @@ One server for the module, on the seed abstracts plus an abstract carrying an XS
 answer mode is *extractive* (cited sentences, no LLM), which the upload and XSS tests use; only
 ``test_seed_question_streams_a_cited_answer`` switches the settings to the real embedded LLM
 (Qwen2.5-Coder-1.5B via llama.cpp; 20-60 s per answer on a loaded 2-core machine).
-Screenshots go to ``test-artifacts/`` (gitignored; CI keeps them as artefacts).
+Screenshots (and the downloaded Markdown export) go to ``test-artifacts/`` (gitignored; CI keeps them as
+artefacts). Each page starts with the browser's localStorage cleared: the UI reopens the conversation a
+browser had open, which ``test_conversation_survives_a_reload_and_reopens_from_the_list`` relies on.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -99,6 +102,10 @@ def open_page(browser_context: Any, url: str) -> Iterator[Any]:
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
     page.on("request", lambda r: page.requested.append(r.url))  # type: ignore[attr-defined]
     page.goto(url)
+    page.wait_for_selector("#rag-question textarea", timeout=60_000)
+    # the browser remembers the open conversation (localStorage) and reopens it on load: start each test afresh
+    page.evaluate("() => localStorage.clear()")
+    page.reload()
     page.wait_for_selector("#rag-question textarea", timeout=60_000)
     yield page
     page.close()
@@ -313,3 +320,114 @@ def test_list_answer_and_table_tab_render_inert_and_download(paths_page: Any) ->
     assert page.dialogs == [] and page.evaluate("() => window.__xss") is None  # type: ignore[attr-defined]
     injected = "#rag-chat img[src='x'], #rag-table img, #rag-chat script, #rag-table script, [onerror]"
     assert page.evaluate("(sel) => document.querySelectorAll(sel).length", injected) == 0
+
+
+# ------------------------------------------------------------------ readable math, saved conversations, exports
+MATH = {
+    "id": "math-1",
+    "title": "WombatNet: $\\mathcal{O}(n^2)$ counting <img src=x onerror=\"window.__xss='mtitle'\">",
+    "abstract": "We present WombatNet, a counter of wombats in thermal drone footage. "
+    "WombatNet reaches 93.1$\\pm$0.4\\% recall on the Burrow-7 benchmark at $\\mathcal{O}(n^2)$ cost, "
+    "with $\\alpha_{t+1} \\leq 0.5$ and \\emph{no} labels. "
+    "Its report links $\\href{javascript:window.__xss='href'}{here}$ and "
+    "$<img src=x onerror=\"window.__xss='math'\">$ for reproducibility.",
+    "venue": "ICCV",
+    "year": 2025,
+}
+
+
+@pytest.fixture(scope="module")
+def reader_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    """Extractive answers (no LLM) over the seed abstracts plus one whose math carries markup."""
+    from rag.models.embedding import CachedEmbeddings
+
+    tmp = tmp_path_factory.mktemp("ui-reader")
+    (tmp / "math.jsonl").write_text(json.dumps(MATH) + "\n")
+    yield from serve(
+        tmp / "data", CachedEmbeddings(minilm, embedding_cache), [Assistant.bundled_corpus(), tmp / "math.jsonl"]
+    )
+
+
+@pytest.fixture
+def reader_page(browser_context: Any, reader_server: str) -> Iterator[Any]:
+    yield from open_page(browser_context, reader_server)
+
+
+def injected_count(page: Any) -> int:
+    sel = "#rag-chat img, #rag-sources img, #rag-chat script, #rag-sources script, a[href^='javascript' i], [onerror]"
+    return int(page.evaluate("(sel) => document.querySelectorAll(sel).length", sel))
+
+
+def test_math_renders_in_the_answer_and_the_source_card_and_stays_inert(reader_page: Any) -> None:
+    page = reader_page
+    ask(page, "What recall does WombatNet reach on the Burrow-7 benchmark?")
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    answer = page.locator("#rag-chat [data-testid='bot']").last
+    assert "93.1±0.4% recall" in answer.inner_text() and "\\pm" not in answer.inner_text()
+    assert answer.locator(".rag-math").count() >= 1
+    assert answer.locator(".rag-math sup").first.inner_text() == "2"  # O(n²), set as a superscript
+    page.locator("#rag-chat a.rag-cite").first.click()
+    card = page.locator("#rag-sources .rag-source.rag-active")
+    marks = card.locator("mark.rag-support").all_inner_texts()
+    assert any("93.1±0.4% recall" in m and m.endswith("labels.") for m in marks)  # the whole rendered sentence
+    assert card.locator(".rag-math sub").first.inner_text() == "t+1"
+    assert card.locator("em").first.inner_text() == "no"
+    assert "match:" in card.locator(".rag-match").inner_text()
+    assert "cosine similarity" in str(card.locator(".rag-match").get_attribute("title"))
+    text = card.inner_text()
+    assert "<img src=x onerror=" in text and "hrefjavascript" in text  # shown as text
+    time.sleep(0.5)
+    page.screenshot(path=str(ARTIFACTS / "ui-math.png"), full_page=True)
+    assert page.dialogs == [] and page.evaluate("() => window.__xss") is None  # type: ignore[attr-defined]
+    assert injected_count(page) == 0
+
+
+def test_conversation_survives_a_reload_and_reopens_from_the_list(reader_page: Any) -> None:
+    page = reader_page
+    ask(page, "How many 3D bounding box annotations does WildBox have?")
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    page.wait_for_selector("#rag-export-md", state="visible", timeout=30_000)  # saved: the downloads appear
+    page.reload()
+    page.wait_for_selector("#rag-chat a.rag-cite", timeout=60_000)
+    assert "237,505" in bot_text(page)
+    assert page.locator("#rag-sources mark.rag-support").count() >= 1  # the sources came back with it
+    page.screenshot(path=str(ARTIFACTS / "ui-conversation-reloaded.png"), full_page=True)
+    page.click("#rag-clear")
+    page.wait_for_function("() => !document.querySelector('#rag-chat a.rag-cite')", timeout=30_000)
+    page.locator("#rag-conversations input").click()
+    page.get_by_role("option", name=re.compile("How many 3D bounding box")).first.click()
+    page.click("#rag-conv-open")
+    page.wait_for_selector("#rag-chat a.rag-cite", timeout=30_000)
+    assert "237,505" in bot_text(page)
+
+
+def test_downloaded_export_has_references_that_resolve(reader_page: Any) -> None:
+    page = reader_page
+    ask(page, "What recall does WombatNet reach on the Burrow-7 benchmark?")
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    ask(page, "How many 3D bounding box annotations does WildBox have?")
+    page.locator("#rag-chat a.rag-cite[href^='#rag-src-2-']").first.wait_for(timeout=120_000)
+    page.wait_for_function(
+        "() => { const b = document.querySelector('#rag-conversations input'); return b && / 2 Q$/.test(b.value); }",
+        timeout=30_000,
+    )
+    with page.expect_download() as md_download:
+        page.click("#rag-export-md")
+    md = Path(md_download.value.path()).read_text(encoding="utf-8")
+    (ARTIFACTS / "ui-export.md").write_text(md, encoding="utf-8")
+    body, refs = md.split("## References")
+    markers = {int(n) for n in re.findall(r"\[(\d+)\]", body)}
+    entries = dict(re.findall(r'<a id="ref-(\d+)"></a>\[\d+\] ([^\n]*)', refs))
+    assert markers and markers == {int(n) for n in entries}  # every marker has its entry, and no entry is unused
+    assert any("WombatNet" in e and "ICCV, 2025" in e and "`math-1`" in e for e in entries.values())
+    assert any(e.startswith("WildBox") for e in entries.values())
+    assert "93.1±0.4% recall" in md and "\\<img src=x" in md  # readable, and markup escaped
+    with page.expect_download() as bib_download:
+        page.click("#rag-export-bib")
+    bib = Path(bib_download.value.path()).read_text(encoding="utf-8")
+    assert bib.count("@") == len(entries) and "booktitle = {ICCV}" in bib
+    with page.expect_download() as csv_download:
+        page.click("#rag-export-csv")
+    rows = Path(csv_download.value.path()).read_text(encoding="utf-8").splitlines()
+    assert rows[0] == "n,title,paper_id,venue,year,url,quote" and any(",math-1,ICCV,2025," in r for r in rows)
+    page.screenshot(path=str(ARTIFACTS / "ui-export.png"), full_page=True)

@@ -744,8 +744,10 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         )
 
     def restore(conv_id: str | None, request: gr.Request) -> tuple[Any, ...]:
-        """On page load: reopen the conversation this browser had open, and list the saved ones."""
-        return open_conversation(conv_id, request)
+        """On page load: reopen the conversation this browser had open, and list the saved ones. What the user
+        may have typed meanwhile (the load event can finish after the first keystrokes) is left alone."""
+        view = open_conversation(conv_id, request)
+        return (*view[:5], gr.skip(), gr.skip(), *view[7:])
 
     def delete_conversation(selected: str | None, current: str | None, request: gr.Request) -> tuple[Any, ...]:
         user = _user(request)
@@ -864,7 +866,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             export_md = gr.DownloadButton("Markdown", visible=False, size="sm", elem_id="rag-export-md")
                             export_bib = gr.DownloadButton("BibTeX", visible=False, size="sm", elem_id="rag-export-bib")
                             export_csv = gr.DownloadButton("CSV", visible=False, size="sm", elem_id="rag-export-csv")
-                        with gr.Row(equal_height=True):
+                        with gr.Row():
                             conv_list = gr.Dropdown(
                                 [],
                                 value=None,
@@ -872,7 +874,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                                 elem_id="rag-conversations",
                                 scale=4,
                             )
-                            conv_open = gr.Button("Open", size="sm", elem_id="rag-conv-open", scale=1)
+                            conv_open = gr.Button("Open", size="sm", elem_id="rag-conv-open", scale=1, min_width=80)
                             conv_delete = gr.Button(
                                 "Delete", size="sm", variant="stop", elem_id="rag-conv-delete", scale=1
                             )

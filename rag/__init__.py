@@ -8,7 +8,7 @@ and may change. The apps (``rag.apps``), the UI (``rag.ui``) and the evaluation 
 from rag.answering.evidence import NO_ANSWER
 from rag.assistant import Assistant
 from rag.conversations import Conversation, ConversationStore, Turn
-from rag.corpus import SUPPORTED_SUFFIXES
+from rag.corpus import SUPPORTED_SUFFIXES, derive_title
 from rag.corpus.display import format_display, format_display_html
 from rag.errors import (
     BackendError,
@@ -86,6 +86,7 @@ __all__ = [
     "Turn",
     "Verdict",
     "check_bind",
+    "derive_title",
     "format_bibtex",
     "format_csv",
     "format_display",

@@ -70,13 +70,16 @@ def serve(
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    yield from serve_seed_plus(tmp_path_factory.mktemp("ui-browser"), XSS, minilm, embedding_cache)
+
+
+def serve_seed_plus(tmp: Path, record: dict[str, Any], minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    """The UI (extractive answers) on the seed abstracts plus ``record``."""
     from rag.models.embedding import CachedEmbeddings
 
-    tmp = tmp_path_factory.mktemp("ui-browser")
-    (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
-    yield from serve(
-        tmp / "data", CachedEmbeddings(minilm, embedding_cache), [Assistant.bundled_corpus(), tmp / "xss.jsonl"]
-    )
+    (tmp / "extra.jsonl").write_text(json.dumps(record) + "\n")
+    corpus = [Assistant.bundled_corpus(), tmp / "extra.jsonl"]
+    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus)
 
 
 @pytest.fixture(scope="module")
@@ -339,13 +342,7 @@ MATH = {
 @pytest.fixture(scope="module")
 def reader_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
     """Extractive answers (no LLM) over the seed abstracts plus one whose math carries markup."""
-    from rag.models.embedding import CachedEmbeddings
-
-    tmp = tmp_path_factory.mktemp("ui-reader")
-    (tmp / "math.jsonl").write_text(json.dumps(MATH) + "\n")
-    yield from serve(
-        tmp / "data", CachedEmbeddings(minilm, embedding_cache), [Assistant.bundled_corpus(), tmp / "math.jsonl"]
-    )
+    yield from serve_seed_plus(tmp_path_factory.mktemp("ui-reader"), MATH, minilm, embedding_cache)
 
 
 @pytest.fixture

@@ -1,4 +1,8 @@
-"""Short display titles for papers whose source gives none: a named contribution, else the first clause."""
+"""Short display titles for papers whose source gives none: a named contribution, else a few key phrases.
+
+Measured against the real titles of 1,000 ml_abstracts records by ``eval/bench/bench_titles.py``
+(docs/benchmarks.md, "Derived titles").
+"""
 
 from __future__ import annotations
 
@@ -102,15 +106,18 @@ def derive_title(abstract: str) -> str:
 
     The name of the method, dataset or benchmark that the abstract introduces ("We introduce
     WildBox, a dataset …" → ``WildBox``; "we propose Discrete Latent Reasoning (DLR), …" →
-    ``Discrete Latent Reasoning (DLR)``), else the first clause of the first sentence, cut at a
-    word boundary to at most 80 characters with "…". Markup is stripped; never empty.
+    ``Discrete Latent Reasoning (DLR)``), else two or three key phrases of the abstract
+    ("Quantum machine learning, sparse subnetworks, shallow neural networks"), never a clause cut
+    mid-sentence. Markup is stripped; never empty.
     """
     marked = strip_markup(abstract, mark_emphasis=True)
     plain = marked.replace(EMPH_OPEN, "").replace(EMPH_CLOSE, "")
     name = _named_contribution(plain, marked)
     if name:
         return name
-    return _first_clause(plain) or "Untitled abstract"
+    if len(plain) <= MAX_TITLE_CHARS:  # a one-line "abstract" is its own title
+        return _first_clause(plain) or "Untitled abstract"
+    return key_phrase_title(plain) or _first_clause(plain) or "Untitled abstract"
 
 
 def _named_contribution(plain: str, marked: str) -> str | None:
@@ -220,3 +227,147 @@ def _cut(text: str, limit: int = MAX_TITLE_CHARS) -> str:
     if out.count("(") > out.count(")"):  # do not leave "networks (DNNs…"
         out = out[: out.rfind("(")].rstrip(" ,;:-–—") or out
     return out + "…"
+
+
+# ---------------------------------------------------------------------------------------------- key phrases
+# Words that end a key phrase: function words, and the verbs, adverbs and evaluative adjectives of abstract
+# prose ("we propose", "significantly", "novel"), which are in no one's title keywords.
+_BREAK_WORDS = set(
+    """a about above across after again against all almost along already also although always am among an and another
+    any are as at be because been before being below between both but by can could did do does doing done down during
+    each either else enough even ever every few for from further had has have having he her here hers him his how
+    however i if in into is it its itself just least less like many may me might more most much must my neither no nor
+    not now of off often on once one only onto or other others otherwise our ours out over own per perhaps rather
+    same several she should since so some such than that the their theirs them themselves then there these they this
+    those though through thus to too toward towards under unless until up upon us very via was we were what when where
+    whereas whether which while who whom whose why will with within without would yet you your
+    paper work study article propose proposes proposed proposing present presents presented introduce introduces
+    introduced show shows showed shown demonstrate demonstrates demonstrated achieve achieves achieved achieving
+    outperform outperforms outperformed outperforming provide provides provided obtain obtains obtained use uses used
+    using based allow allows allowed enable enables enabled make makes made give gives given consider considers
+    considered develop develops developed address addresses addressed investigate investigates explore explores
+    study studies studied apply applies applied require requires required lead leads results result experiments
+    experimental extensive existing previous prior recent recently new novel different various many significant
+    significantly substantially effectively efficiently simple simply well better best state-of-the-art first
+    second finally further furthermore moreover specifically particular particularly important key main
+    however therefore hence compared respectively approach approaches method methods technique techniques
+    framework problem problems task tasks performance way ways number set real real-world wide widely large
+    small high low able also show including include includes called named
+    improve improves improved reduce reduces reduced predict predicts predicted lack lacks fail fails failed remain
+    remains remained yield yields yielded exhibit exhibits capture captures captured learn learns learned perform
+    performs performed generate generates generated leverage leverages leveraged exploit exploits exploited rely
+    relies suffer suffers reveal reveals revealed suggest suggests indicate indicates find finds found offer offers
+    emerge emerges become becomes seem seems tend tends help helps aim aims seek seeks evaluate evaluates evaluated
+    compare compares solve solves solved handle handles mitigate mitigates overcome overcomes focus focuses ensure
+    ensures establish establishes prove proves proved derive derives derived characterize characterizes analyze
+    analyzes analyse analyses identify identifies identified observe observes observed report reports reported
+    measure measures estimate estimates combine combines combined integrate integrates extend extends extended
+    adapt adapts employ employs employed utilize utilizes utilized operate operates produce produces produced
+    contain contains involve involves depend depends exist exists hold holds take takes run runs vary varies
+    grow grows increase increases increased decrease decreases induce induces induced remain provably
+    train trains trained two three four five six seven eight nine ten write writes written hurt hurts appear appears
+    classify classifies refer refers containing equipped considering designed following according yielding
+    leading resulting making taking account today derive""".split()
+)
+# A word ending in -s right before one of these is a verb ("search removes the ...", "repeats itself"), not a noun.
+_AFTER_VERB = set("the a an its their itself themselves this these that them it his her our such each both".split())
+_GENERIC = set("model models learning data network networks algorithm algorithms system systems".split())
+_WORD_RE = re.compile(r"[A-Za-z0-9][\w'’+./@-]*[\w+]|[A-Za-z0-9]|[^\sA-Za-z0-9]")
+_CONTRIBUTION_SENTENCE = re.compile(
+    r"(?i)\b(?:we|this\s+(?:paper|work)|our\s+(?:method|approach|work))\s+(?:\w+ly\s+)?"
+    r"(?:propose|present|introduce|develop|study|investigate|consider|address|explore|design)"
+)
+MAX_KEY_PHRASE_TITLE = 60
+
+
+def key_phrase_title(text: str) -> str:
+    """Two or three key phrases of ``text`` (plain text), most telling first, joined by commas: runs of
+    content words (at most four) scored by how often their words recur in the abstract, counted double in
+    the first sentence and the sentence that states the contribution. Empty when there are none."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(\[])", text) if s.strip()]
+    if not sentences:
+        return ""
+    phrases: dict[str, tuple[float, int, str]] = {}  # key -> (score, first position, surface form)
+    freq: dict[str, int] = {}
+    runs: list[tuple[list[str], float, int]] = []
+    position = 0
+    for i, sentence in enumerate(sentences):
+        weight = 2.0 if i == 0 or _CONTRIBUTION_SENTENCE.search(sentence) else 1.0
+        run: list[str] = []
+        for token in [*_WORD_RE.findall(sentence), "."]:
+            if _is_content(token) or (len(token) == 1 and token.isupper() and run and run[-1][:1].isupper()):
+                run.append(token)  # a capital letter after a capitalised word is part of a name ("Vitamin D")
+                continue
+            verb_next = token.lower() in _AFTER_VERB or token[:1].isdigit()  # "removes the", "removes 95%"
+            if run and verb_next and run[-1].islower() and run[-1].endswith("s") and not run[-1].endswith("ss"):
+                run.pop()
+            if run:
+                runs.append((run[-4:], weight, position))
+                position += 1
+                for w in run:
+                    freq[_stem(w)] = freq.get(_stem(w), 0) + 1
+            run = []
+    singles = all(len(words) == 1 and not _is_name(words[0]) for words, _, _ in runs)
+    for words, weight, pos in runs:
+        stems = [_stem(w) for w in words]
+        if all(s in _GENERIC for s in stems) or (len(words) == 1 and not _is_name(words[0]) and not singles):
+            continue  # a lone common word ("training") or a generic phrase ("neural networks") says too little
+        score = weight * sum(freq[s] * (0.3 if s in _GENERIC else 1.0) for s in stems) * (1 + 0.25 * (len(words) - 1))
+        key = " ".join(stems)
+        old = phrases.get(key)
+        phrases[key] = (score + (old[0] if old else 0.0), old[1] if old else pos, old[2] if old else " ".join(words))
+    chosen: list[str] = []
+    used: set[str] = set()
+    for key, (_score, _pos, surface) in sorted(phrases.items(), key=lambda kv: (-kv[1][0], kv[1][1])):
+        key_stems = set(key.split())
+        if key_stems & used:
+            continue
+        spelled = next((i for i, c in enumerate(chosen) if _abbreviates(surface, c) or _abbreviates(c, surface)), None)
+        if spelled is not None:  # "convolutional neural network" and "CNN": one phrase, "... (CNN)"
+            long, short = sorted((chosen[spelled], surface), key=len, reverse=True)
+            merged = [*chosen[:spelled], f"{long} ({short})", *chosen[spelled + 1 :]]
+            chosen = merged if len(", ".join(merged)) <= MAX_KEY_PHRASE_TITLE else chosen
+            used |= key_stems
+            continue
+        candidate = ", ".join([*chosen, surface])
+        if len(candidate) > MAX_KEY_PHRASE_TITLE and chosen:
+            continue  # too long beside the others; a shorter one (or an acronym of one) may still fit
+        chosen.append(surface)
+        used |= key_stems
+        if len(chosen) == 3:
+            break
+    if not chosen:
+        return ""
+    title = ", ".join(chosen)
+    return _cut(title[:1].upper() + title[1:], MAX_KEY_PHRASE_TITLE)
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def _is_content(token: str) -> bool:
+    if len(token) < 2 or not token[:1].isalnum() or token.lower() in _BREAK_WORDS:
+        return False  # punctuation, a function word, a single letter (a variable: "target Y", "O(D)")
+    if token.replace(".", "").replace(",", "").isdigit():
+        return False  # a bare number
+    return not (token.islower() and token.endswith("ly") and len(token) > 4)  # adverbs
+
+
+def _is_name(word: str) -> bool:
+    """An acronym or coined name (QML, GPT-4, xLSTM), which can stand alone as a key phrase ("3D" cannot)."""
+    return len(word) >= 3 and (any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word))
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """``CNN`` abbreviates "convolutional neural network", ``MARL`` "multi-agent reinforcement learning"."""
+    letters = short.rstrip("s") if short.endswith("s") and short[:-1].isupper() else short
+    if " " in letters or not letters.isupper() or len(letters) < 2:
+        return False
+    initials = "".join(w[0] for w in re.split(r"[\s-]+", long) if w).upper()
+    return initials == letters.upper() or initials.endswith(letters.upper())

@@ -156,7 +156,8 @@ def test_models_papers_health_and_search_over_http(server: _Server, client: open
     papers = httpx.get(f"{server.url}/papers").json()["data"]
     assert len(papers) == 19 and {"paper_id", "title", "abstract"} <= set(papers[0])
     hits = httpx.post(f"{server.url}/search", json={"query": "drone footage of zebras in 3D", "k": 2}).json()["data"]
-    assert [set(h) for h in hits] == [{"paper_id", "title", "score", "text", "metadata"}] * 2
+    keys = {"paper_id", "title", "score", "rank", "similarity", "match", "text", "metadata"}
+    assert [set(h) for h in hits] == [keys] * 2 and hits[0]["rank"] == 1
     assert hits[0]["title"] == "WildBox"
     assert "/v1/chat/completions" in httpx.get(f"{base}/openapi.json").json()["paths"]
 

@@ -841,6 +841,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             label="Chat",
                             elem_id="rag-chat",
                             height=560,
+                            # math is rendered by rag.format_display_html (escaped HTML, sub/superscripts),
+                            # the same renderer as the sources panel, which is raw HTML where KaTeX never runs;
+                            # no TeX engine sees abstract text, so \href and friends cannot become links
                             latex_delimiters=[],
                             buttons=["copy"],
                             placeholder="Ask a question about the indexed abstracts, or pick an example.",

@@ -216,7 +216,10 @@ class SearchRequest(BaseModel):
 class SearchHitOut(BaseModel):
     paper_id: str
     title: str
-    score: float
+    score: float = Field(description="Fused (RRF) score, for ranking; not comparable across questions.")
+    rank: int | None = Field(default=None, description="1-based position in the fused ranking.")
+    similarity: float | None = Field(default=None, description="Cosine similarity of the best chunk to the query.")
+    match: str = Field(default="keyword", description="strong / good / weak / off-topic (from similarity).")
     text: str
     metadata: dict[str, Any]
 

@@ -21,7 +21,7 @@ from rag.errors import (
     RagError,
 )
 from rag.events import AnswerEvent, ErrorEvent, Event, ItemEvent, ProgressEvent, StatusEvent, TokenEvent
-from rag.exports import format_bibtex, format_csv, format_markdown
+from rag.exports import format_bibtex, format_csv, format_markdown, readable_table
 from rag.filters import parse_where
 from rag.settings import Settings, check_bind, get_settings
 from rag.types import (
@@ -95,4 +95,5 @@ __all__ = [
     "get_settings",
     "match_level",
     "parse_where",
+    "readable_table",
 ]

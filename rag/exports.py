@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rag.corpus.display import format_display
-from rag.types import Answer, SearchHit
+from rag.types import Answer, SearchHit, Table, TableCell
 
 _MARKER = re.compile(r"\[(\d+)\]")
 
@@ -201,3 +201,26 @@ def format_csv(answers: Answer | Sequence[Answer]) -> str:
                 [r.n, _cell(r.title), _cell(r.paper_id), _cell(r.venue or ""), r.year or "", r.url or "", _cell(quote)]
             )
     return out.getvalue()
+
+
+def readable_table(table: Table) -> Table:
+    """``table`` with its titles, values and quotes as people read them (``$\\pm$`` → ±), for its Markdown and CSV
+    exports; the JSON keeps the verbatim quotes (and spans into the abstracts)."""
+    rows = [
+        r.model_copy(
+            update={
+                "title": format_display(r.title),
+                "cells": [
+                    TableCell(
+                        attribute=c.attribute,
+                        value=None if c.value is None else format_display(c.value),
+                        quote=format_display(c.quote),
+                        span=c.span,
+                    )
+                    for c in r.cells
+                ],
+            }
+        )
+        for r in table.rows
+    ]
+    return table.model_copy(update={"rows": rows})

@@ -17,10 +17,14 @@ from rag import (
     Conversation,
     ConversationStore,
     SearchHit,
+    Table,
+    TableCell,
+    TableRow,
     Turn,
     format_bibtex,
     format_csv,
     format_markdown,
+    readable_table,
 )
 
 
@@ -140,3 +144,12 @@ def test_conversation_ids_from_outside_cannot_leave_the_folder(tmp_path: Any) ->
     assert store.load(None, "../../secret") is None
     assert not store.delete(None, "../secret")
     assert store.folder("../../etc").parent == tmp_path / "c"
+
+
+def test_table_exports_are_readable_and_json_keeps_the_verbatim_quote() -> None:
+    quote = r"Fine-tuning recovers 8.68$\pm$0.47 AP and 84\% recall."
+    cell = TableCell(attribute="metric", value=r"8.68$\pm$0.47 AP", quote=quote, span=(0, len(quote)))
+    table = Table(attributes=["metric"], rows=[TableRow(n=1, paper_id="p", title=r"\emph{WildBox}", cells=[cell])])
+    shown = readable_table(table)
+    assert "| WildBox | 8.68±0.47 AP [1] |" in shown.to_markdown() and "84% recall" in shown.to_csv()
+    assert table.to_json()["rows"][0]["cells"][0]["quote"] == quote

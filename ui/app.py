@@ -52,6 +52,7 @@ from rag import (
     format_display,
     format_display_html,
     format_markdown,
+    readable_table,
 )
 
 EXAMPLES = [
@@ -431,8 +432,9 @@ def write_table_files(table: Table) -> tuple[Path, Path]:
     """The table as CSV and Markdown files (with the references) in a new temporary folder, for download."""
     folder = Path(tempfile.mkdtemp(prefix="rag-table-"))
     csv_path, md_path = folder / "table.csv", folder / "table.md"
-    csv_path.write_text(table.to_csv(), encoding="utf-8", newline="")
-    md_path.write_text(table.to_markdown(), encoding="utf-8")
+    shown = readable_table(table)
+    csv_path.write_text(shown.to_csv(), encoding="utf-8", newline="")
+    md_path.write_text(shown.to_markdown(), encoding="utf-8")
     return csv_path, md_path
 
 

@@ -31,6 +31,7 @@ from rag import (
     format_display,
     format_markdown,
     parse_where,
+    readable_table,
 )
 
 P = ParamSpec("P")
@@ -434,7 +435,8 @@ def table(
     if fmt == "json":
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n"
     else:
-        text = result.to_csv() if fmt == "csv" else result.to_markdown()
+        shown = readable_table(result)
+        text = shown.to_csv() if fmt == "csv" else shown.to_markdown()
     if out is None:  # a terminal gets no control characters from the abstracts; a pipe gets the data as it is
         click.echo(_plain(text.replace("\r\n", "\n")) if sys.stdout.isatty() else text, nl=False)
         return

@@ -53,6 +53,7 @@ from rag import (
     Table,
     TokenEvent,
     check_bind,
+    readable_table,
 )
 
 MODEL_ID = "rag-abstracts"
@@ -604,7 +605,8 @@ def create_app(assistant: Assistant) -> FastAPI:
 def _table_response(table: Table, fmt: str) -> Any:
     if fmt == "json":
         return table.to_json()
-    media, text = ("text/csv", table.to_csv()) if fmt == "csv" else ("text/markdown", table.to_markdown())
+    shown = readable_table(table)
+    media, text = ("text/csv", shown.to_csv()) if fmt == "csv" else ("text/markdown", shown.to_markdown())
     return PlainTextResponse(
         text,
         media_type=f"{media}; charset=utf-8",

@@ -449,7 +449,7 @@ def test_conversation_is_saved_listed_reopened_with_sources_and_deleted(seed_ass
     alice, bob = gr.Request(username=f"alice-{tmp_path.name}"), gr.Request(username=f"bob-{tmp_path.name}")
     steps = run_chat(app, WILDBOX_Q)
     messages, history, answers, sources = steps[-1][0], steps[-1][1], steps[-1][2], steps[-1][3]
-    conv_id, listed, md, bib, csv_file = fn(app, "save_conversation")(answers, "", alice)
+    conv_id, listed, md, bib, csv_file, last = fn(app, "save_conversation")(answers, "", alice)
     assert re.fullmatch(r"[0-9a-f]{16}", conv_id) and listed["value"] == conv_id
     assert [label for label, _ in listed["choices"]][0].startswith(WILDBOX_Q[:40])
     assert (a.settings.conversations_dir() / ConversationStore(Path()).folder(alice.username).name).is_dir()
@@ -457,6 +457,7 @@ def test_conversation_is_saved_listed_reopened_with_sources_and_deleted(seed_ass
     assert "237,505" in md_text and '<a id="ref-1"></a>[1] WildBox' in md_text
     assert Path(bib["value"]).read_text(encoding="utf-8").startswith("@misc{wildbox_")
     assert "WildBox" in Path(csv_file["value"]).read_text(encoding="utf-8")
+    assert Path(last["value"]).read_text(encoding="utf-8").startswith(f"# {WILDBOX_Q}")
 
     reopened = fn(app, "open_conversation")(conv_id, alice)
     assert reopened[0] == messages and reopened[1] == history and reopened[3] == sources

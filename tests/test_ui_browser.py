@@ -398,16 +398,24 @@ def test_conversation_survives_a_reload_and_reopens_from_the_list(reader_page: A
     assert "237,505" in bot_text(page)
 
 
+def saved(page: Any, questions: int) -> None:
+    """Wait until the conversation is saved with ``questions`` questions (the list shows "... · n Q")."""
+    page.wait_for_function(
+        "(n) => { const b = document.querySelector('#rag-conversations input');"
+        " return b && b.value.endsWith(' ' + n + ' Q'); }",
+        arg=questions,
+        timeout=30_000,
+    )
+
+
 def test_downloaded_export_has_references_that_resolve(reader_page: Any) -> None:
     page = reader_page
     ask(page, "What recall does WombatNet reach on the Burrow-7 benchmark?")
     page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    saved(page, 1)
     ask(page, "How many 3D bounding box annotations does WildBox have?")
     page.locator("#rag-chat a.rag-cite[href^='#rag-src-2-']").first.wait_for(timeout=120_000)
-    page.wait_for_function(
-        "() => { const b = document.querySelector('#rag-conversations input'); return b && / 2 Q$/.test(b.value); }",
-        timeout=30_000,
-    )
+    saved(page, 2)
     with page.expect_download() as md_download:
         page.click("#rag-export-md")
     md = Path(md_download.value.path()).read_text(encoding="utf-8")
@@ -427,4 +435,9 @@ def test_downloaded_export_has_references_that_resolve(reader_page: Any) -> None
         page.click("#rag-export-csv")
     rows = Path(csv_download.value.path()).read_text(encoding="utf-8").splitlines()
     assert rows[0] == "n,title,paper_id,venue,year,url,quote" and any(",math-1,ICCV,2025," in r for r in rows)
+    with page.expect_download() as answer_download:
+        page.click("#rag-export-answer")
+    last = Path(answer_download.value.path()).read_text(encoding="utf-8")
+    assert last.startswith("# How many 3D bounding box") and "What recall does" not in last  # the last answer alone
+    assert re.search(r'<a id="ref-1"></a>\[1\] WildBox', last)
     page.screenshot(path=str(ARTIFACTS / "ui-export.png"), full_page=True)

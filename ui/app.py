@@ -473,16 +473,21 @@ def conversation_choices(store: ConversationStore, user: str | None) -> list[tup
     return [(c.label, c.id) for c in store.list(user)]
 
 
-def write_conversation_files(conv: Conversation) -> tuple[Path, Path, Path]:
-    """The conversation as Markdown (numbered references), and its cited papers as BibTeX and CSV, in a new
-    temporary folder, for download."""
+DOWNLOADS = 4  # conversation as Markdown, BibTeX, CSV; the last answer as Markdown
+
+
+def write_conversation_files(conv: Conversation) -> tuple[Path, ...]:
+    """The conversation as Markdown (numbered references), its cited papers as BibTeX and CSV, and its last
+    answer alone as Markdown, in a new temporary folder, for download."""
     folder = Path(tempfile.mkdtemp(prefix="rag-conversation-"))
     stem = f"conversation-{conv.id}"
     md, bib, csv = folder / f"{stem}.md", folder / f"{stem}.bib", folder / f"{stem}.csv"
+    answer = folder / f"answer-{conv.id}-{len(conv.turns)}.md"
     md.write_text(format_markdown(conv.answers, title=conv.title), encoding="utf-8")
     bib.write_text(format_bibtex(conv.answers), encoding="utf-8")
     csv.write_text(format_csv(conv.answers), encoding="utf-8", newline="")
-    return md, bib, csv
+    answer.write_text(format_markdown(conv.answers[-1]), encoding="utf-8")
+    return md, bib, csv, answer
 
 
 def _user(request: gr.Request | None) -> str | None:
@@ -700,14 +705,12 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
     def clear_chat() -> tuple[Any, ...]:
         hidden = gr.update(visible=False, value=None)
-        return [], [], {}, format_sources_html(None, 0), "", "", "", "", gr.update(value=None), hidden, hidden, hidden
+        return ([], [], {}, format_sources_html(None, 0), "", "", "", "", gr.update(value=None)) + (hidden,) * DOWNLOADS
 
-    def downloads(conv: Conversation | None) -> tuple[Any, Any, Any]:
+    def downloads(conv: Conversation | None) -> tuple[Any, ...]:
         if conv is None or not conv.turns:
-            hidden = gr.update(visible=False, value=None)
-            return hidden, hidden, hidden
-        md, bib, csv = write_conversation_files(conv)
-        return tuple(gr.update(value=str(p), visible=True) for p in (md, bib, csv))  # type: ignore[return-value]
+            return (gr.update(visible=False, value=None),) * DOWNLOADS
+        return tuple(gr.update(value=str(p), visible=True) for p in write_conversation_files(conv))
 
     def save_conversation(
         answers: dict[Any, dict[str, Any]], conv_id: str | None, request: gr.Request
@@ -715,7 +718,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         """After each answer: the chat so far saved as the current conversation (a new one if there is none)."""
         turns = conversation_turns(answers)
         if not turns:
-            return gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return (gr.skip(),) * (2 + DOWNLOADS)
         user = _user(request)
         old = store.load(user, conv_id) if conv_id else None
         conv = Conversation(title=turns[0].answer.question, turns=turns)
@@ -758,9 +761,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         if selected and selected == current:
             cleared = clear_chat()
             return (*cleared[:8], gr.update(choices=conversation_choices(store, user), value=None), *cleared[9:])
-        return (*(gr.skip(),) * 8, gr.update(choices=conversation_choices(store, user), value=current or None)) + (
-            gr.skip(),
-        ) * 3
+        listed = gr.update(choices=conversation_choices(store, user), value=current or None)
+        return (*(gr.skip(),) * 8, listed) + (gr.skip(),) * DOWNLOADS
 
     def refresh_papers(query: str) -> tuple[str, Any, Any]:
         ps = assistant.papers()
@@ -871,6 +873,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             export_md = gr.DownloadButton("Markdown", visible=False, size="sm", elem_id="rag-export-md")
                             export_bib = gr.DownloadButton("BibTeX", visible=False, size="sm", elem_id="rag-export-bib")
                             export_csv = gr.DownloadButton("CSV", visible=False, size="sm", elem_id="rag-export-csv")
+                            export_answer = gr.DownloadButton(
+                                "Last answer (Markdown)", visible=False, size="sm", elem_id="rag-export-answer"
+                            )
                         with gr.Row():
                             conv_list = gr.Dropdown(
                                 [],
@@ -979,7 +984,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
 
         chat_inputs = [question, chatbot, history_state, answers_state, k, hybrid, venue, year, mode, temperature, kind]
         chat_outputs = [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note]
-        conv_outputs = [conv_id, conv_list, export_md, export_bib, export_csv]
+        conv_outputs = [conv_id, conv_list, export_md, export_bib, export_csv, export_answer]
         view_outputs = [*chat_outputs, *conv_outputs]
 
         def run_example(ex: gr.SelectData, *args: Any) -> Iterator[tuple[Any, ...]]:

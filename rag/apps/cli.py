@@ -456,7 +456,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
     "--limit",
     type=click.IntRange(0),
     default=0,
-    help="scifact/pubmedqa: only the first N questions (0: all; pubmedqa: 20).",
+    help="scifact: only the first N questions; pubmedqa: N questions of a fixed-seed shuffle (0: all; pubmedqa: 20).",
 )
 @click.option(
     "--judge-url",

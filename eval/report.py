@@ -67,6 +67,7 @@ CROSS_SECTIONS: list[tuple[str, list[str]]] = [
         [
             "comparison_coverage",
             "comparison_all_covered",
+            "comparison_all_cited",
             "comparison_latency_p50_s",
             "comparison_latency_p95_s",
             "comparison_errors",

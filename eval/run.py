@@ -115,6 +115,7 @@ class PaperCoverage(BaseModel):
     paper_id: str
     cited: bool
     covered: bool
+    supported: bool = Field(default=False, description="A supported sentence cites the paper (keywords aside).")
 
 
 class ComparisonRow(BaseModel):
@@ -130,6 +131,7 @@ class ComparisonRow(BaseModel):
     papers: list[PaperCoverage] = Field(default_factory=list)
     coverage: float = 0.0
     all_covered: bool = False
+    all_supported: bool = False
     latency: float | None = None
 
 
@@ -326,12 +328,17 @@ def score_comparison_case(assistant: Assistant, case: ComparisonCase, repeat: in
         citations,
         [(s.text, s.citations, s.supported) for s in view.sentences],
     )
+    supported = M.supported_citations(
+        [p.paper_id for p in case.papers], citations, [(s.text, s.citations, s.supported) for s in view.sentences]
+    )
     cited = {pid for _, pid in citations}
     row.papers = [
-        PaperCoverage(paper_id=p.paper_id, cited=p.paper_id in cited, covered=c) for p, c in zip(case.papers, covered)
+        PaperCoverage(paper_id=p.paper_id, cited=p.paper_id in cited, covered=c, supported=sup)
+        for p, c, sup in zip(case.papers, covered, supported)
     ]
     row.coverage = sum(covered) / len(covered)
     row.all_covered = all(covered)
+    row.all_supported = all(supported)
     return row
 
 
@@ -460,6 +467,7 @@ def aggregate_cross(
     if comparisons:
         out["comparison_coverage"] = _metric([r.coverage for r in comparisons], seed)
         out["comparison_all_covered"] = _metric([float(r.all_covered) for r in comparisons], seed)
+        out["comparison_all_cited"] = _metric([float(r.all_supported) for r in comparisons], seed)
         out["comparison_errors"] = MetricValue(
             value=float(sum(r.error is not None for r in comparisons)), n=len(comparisons)
         )

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from rag import Answer, Assistant, Citation, Paper, Settings
+from rag import Answer, AnswerEvent, Assistant, Citation, Paper, Settings
 from rag.apps.cli import cli
 from rag.evaluation.dataset import (
     CellCase,
@@ -271,6 +272,10 @@ class FakeAssistant:
 
     def search(self, query: str, k: int | None = None) -> list[Any]:
         return []
+
+    def stream(self, question: str, history: Any = None, kind: str | None = None) -> Iterator[AnswerEvent]:
+        """The whole answer as the stream's only event."""
+        yield AnswerEvent(self.ask(question, history, kind))  # type: ignore[arg-type]
 
     def ask(self, question: str, history: Any = None, kind: str | None = None) -> FakeAnswer:
         self.asked.append((question, kind))

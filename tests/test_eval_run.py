@@ -51,6 +51,10 @@ def with_llm(seed: Any, reply: Any) -> tuple[Assistant, ScriptedChatModel]:
     return Assistant(seed.settings, embeddings=seed.embeddings, chat_model=fake), fake
 
 
+def agg_has(agg: dict[str, Any], *names: str) -> bool:
+    return all(agg[n].value is not None and agg[n].n == len(PICK) for n in names)
+
+
 def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_path: Path) -> None:
     def reply(prompt: str) -> str:
         n = evidence_number(prompt, "WildBox")
@@ -67,6 +71,10 @@ def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_pat
     wb = rows["wildbox-annotations"]
     assert not wb.refused and wb.correct and wb.citation_precision == 1.0 and wb.citation_recall == 1.0
     assert wb.supported_rate == 0.5  # the invented author sentence was flagged by the verifier
+    # timed as a user sees the stream: sources first, then the first words, then the verified answer
+    assert wb.first_useful is not None and wb.first_text is not None and wb.latency is not None
+    assert 0 < wb.first_useful <= wb.first_text <= wb.latency
+    assert agg_has(report.aggregate, "first_useful_latency_p50_s", "first_text_latency_p95_s")
     assert rows["unans-france"].refused and rows["unans-france"].decision_correct
     agg = report.aggregate
     # "Which papers introduce benchmarks ...?" takes the list path: every paper judged (the script says no

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from rag import Assistant
 from rag.apps.cli import cli
 from rag.evaluation.dataset import load_gold, resolve_cases
-from rag.evaluation.harness import evaluate_gold
+from rag.evaluation.harness import evaluate_gold, sample_cases
 from rag.evaluation.run import run_eval
 from tests.fakes import ScriptedChatModel, evidence_number
 
@@ -142,6 +142,17 @@ def test_evaluate_gold_with_injected_assistant(seed_assistant: Any, tmp_path: Pa
     )
     doc = evaluate_gold(small_gold(tmp_path), [None], tmp_path / "o", assistants=[extractive])
     assert (tmp_path / "o" / "report.md").exists() and doc["runs"][0]["aggregate"]["errors"]["value"] == 0
+    ids = [r["case_id"] for r in doc["runs"][0]["rows"]]  # file order
+    sampled = evaluate_gold(small_gold(tmp_path), [None], tmp_path / "s", assistants=[extractive], sample=2)
+    assert [r["case_id"] for r in sampled["runs"][0]["rows"]] == sample_cases(ids, 2)
+
+
+def test_gold_samples_are_fixed_seed_random_in_file_order() -> None:
+    cases = list(range(58))
+    picked = sample_cases(cases, 20)
+    assert picked == sample_cases(cases, 20) and len(picked) == 20 == len(set(picked))
+    assert picked == sorted(picked) and picked != cases[:20]  # random, never the first N
+    assert sample_cases(cases, 100) == cases
 
 
 def test_judge_metrics_and_failed_judgements(seed_assistant: Any, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import random
 import re
 import sys
 import time
@@ -184,6 +185,9 @@ def classify_decision(answer: Answer) -> str:
     return "yes"
 
 
+PUBMEDQA_SEED = 20261201
+
+
 def run_pubmedqa(
     assistant: Assistant, path: Path | None = None, limit: int = 20, progress: Progress = None, start: int = 0
 ) -> dict[str, Any]:
@@ -200,7 +204,9 @@ def run_pubmedqa(
         hitk.append(M.recall_at(ranked, [it["id"]], k))
         rr.append(M.reciprocal_rank(ranked, [it["id"]]))
     rows = []
-    chosen = items[start : start + limit if limit else None]
+    # a fixed-seed shuffle, so that --start/--limit slices (calibration, test) are random samples, never the first N
+    order = random.Random(PUBMEDQA_SEED).sample(items, len(items))
+    chosen = order[start : start + limit if limit else None]
     for i, it in enumerate(chosen):
         t = time.perf_counter()
         try:

@@ -14,11 +14,13 @@ The corpus is ``--corpus`` when given, else the one the gold file names in its c
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import random
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rag import Assistant, ConfigError, Settings, get_settings
 from rag.evaluation import tune
@@ -92,6 +94,18 @@ def check_corpus(gold: GoldSet, corpus: Sequence[Path], papers: int) -> None:
         )
 
 
+SAMPLE_SEED = 20261201
+T = TypeVar("T")
+
+
+def sample_cases(cases: Sequence[T], n: int, seed: int = SAMPLE_SEED) -> list[T]:
+    """A fixed-seed random sample of ``n`` cases, kept in their original order (all when n >= their number)."""
+    if n >= len(cases):
+        return list(cases)
+    keep = set(random.Random(seed).sample(range(len(cases)), n))
+    return [c for i, c in enumerate(cases) if i in keep]
+
+
 def evaluate_gold(
     gold: Path,
     configs: Sequence[Path | None],
@@ -106,13 +120,18 @@ def evaluate_gold(
     judge_model: str | None = None,
     assistants: Sequence[Assistant] | None = None,
     baseline: str | None = None,
+    sample: int = 0,
 ) -> dict[str, Any]:
     """Run every config on the gold set and write the report. ``assistants`` (tests) replaces building them.
+
+    ``sample`` > 0 keeps a fixed-seed random sample of that many cases (in file order), never the first N.
 
     ``baseline`` ("textbook") runs :mod:`rag.evaluation.baseline` on the single-paper questions right after
     the first config, with that assistant's papers, embeddings and chat model, and reports it beside it.
     """
     gold_set = load_gold_set(gold)
+    if sample:
+        gold_set = dataclasses.replace(gold_set, cases=sample_cases(gold_set.cases, sample))
     single = gold_set.of_type(EvalCase)
     if baseline is not None:
         from rag.evaluation.baseline import BASELINES

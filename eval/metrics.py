@@ -160,10 +160,25 @@ def comparison_coverage(
     """
     out = []
     for pid, groups in papers:
-        markers = {n for n, cited in citations if cited == pid}
-        texts = [text for text, ns, ok in sentences if ok and markers & set(ns)]
+        texts = _supported_citing(pid, citations, sentences)
         out.append(bool(texts) and answer_correct(" ".join(texts), groups))
     return out
+
+
+def _supported_citing(
+    pid: str, citations: Sequence[tuple[int, str]], sentences: Sequence[tuple[str, Sequence[int], bool]]
+) -> list[str]:
+    markers = {n for n, cited in citations if cited == pid}
+    return [text for text, ns, ok in sentences if ok and markers & set(ns)]
+
+
+def supported_citations(
+    paper_ids: Sequence[str],
+    citations: Sequence[tuple[int, str]],
+    sentences: Sequence[tuple[str, Sequence[int], bool]],
+) -> list[bool]:
+    """Per named paper: does at least one supported sentence of the answer cite it (whatever it says)?"""
+    return [bool(_supported_citing(pid, citations, sentences)) for pid in paper_ids]
 
 
 # ---------------------------------------------------------------------- tables

@@ -30,6 +30,8 @@ HEADLINE = [
     "decision_accuracy",
     "latency_p50_s",
     "latency_p95_s",
+    "first_useful_latency_p50_s",
+    "first_text_latency_p50_s",
     "prompt_tokens",
     "completion_tokens",
 ]
@@ -59,6 +61,7 @@ CROSS_SECTIONS: list[tuple[str, list[str]]] = [
             "list_judged_share",
             "list_latency_p50_s",
             "list_latency_p95_s",
+            "list_first_item_latency_p50_s",
             "list_errors",
         ],
     ),
@@ -67,6 +70,7 @@ CROSS_SECTIONS: list[tuple[str, list[str]]] = [
         [
             "comparison_coverage",
             "comparison_all_covered",
+            "comparison_all_cited",
             "comparison_latency_p50_s",
             "comparison_latency_p95_s",
             "comparison_errors",

@@ -11,11 +11,22 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from rag import Answer, Assistant, RagError
+from rag import (
+    Answer,
+    AnswerEvent,
+    Assistant,
+    ErrorEvent,
+    ItemEvent,
+    QuestionKind,
+    RagError,
+    StatusEvent,
+    TokenEvent,
+)
 from rag.evaluation import metrics as M
 from rag.evaluation.dataset import CellCase, ComparisonCase, EvalCase, GoldCase, ListCase
 from rag.evaluation.views import AnswerView, ask_with_kind, make_table, view_answer, view_table
@@ -70,7 +81,9 @@ class EvalRow(BaseModel):
     names_source: bool = False
     sentences: list[SentenceRecord] = Field(default_factory=list)
     latency: float | None = None
-    first_token: float | None = None
+    first_token: float | None = Field(default=None, description="From the start of generation (Answer.timings).")
+    first_useful: float | None = Field(default=None, description="From the question to the sources on screen.")
+    first_text: float | None = Field(default=None, description="From the question to the first words shown.")
     retrieval_s: float | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -109,12 +122,14 @@ class ListRow(BaseModel):
     checked: int | None = None
     collection_size: int | None = None
     latency: float | None = None
+    first_item: float | None = Field(default=None, description="From the question to the first listed paper.")
 
 
 class PaperCoverage(BaseModel):
     paper_id: str
     cited: bool
     covered: bool
+    supported: bool = Field(default=False, description="A supported sentence cites the paper (keywords aside).")
 
 
 class ComparisonRow(BaseModel):
@@ -130,6 +145,7 @@ class ComparisonRow(BaseModel):
     papers: list[PaperCoverage] = Field(default_factory=list)
     coverage: float = 0.0
     all_covered: bool = False
+    all_supported: bool = False
     latency: float | None = None
 
 
@@ -188,12 +204,40 @@ class EvalReport(BaseModel):
     aggregate: dict[str, MetricValue] = Field(default_factory=dict)
 
 
-def _ask(assistant: Assistant, case: EvalCase) -> tuple[Answer | None, str | None, float]:
+@dataclass
+class _Asked:
+    answer: Answer | None
+    error: str | None
+    latency: float
+    first_useful: float | None = None  # the sources and their quotes on screen (the StatusEvent)
+    first_text: float | None = None  # the first words or the first listed paper
+
+
+def _ask(assistant: Assistant, case: EvalCase) -> _Asked:
+    return _stream(assistant, case.question, list(case.history) or None)
+
+
+def _stream(
+    assistant: Assistant, question: str, history: list[tuple[str, str]] | None = None, kind: QuestionKind | None = None
+) -> _Asked:
+    """Stream the answer as a user sees it, timing the first useful event and the first text."""
     t0 = time.perf_counter()
+    first_useful: float | None = None
+    first_text: float | None = None
     try:
-        return assistant.ask(case.question, history=list(case.history) or None), None, time.perf_counter() - t0
+        for event in assistant.stream(question, history=history, kind=kind):
+            now = time.perf_counter() - t0
+            if isinstance(event, StatusEvent) and first_useful is None:
+                first_useful = now
+            elif isinstance(event, TokenEvent | ItemEvent) and first_text is None:
+                first_text = now
+            elif isinstance(event, AnswerEvent):
+                return _Asked(event.answer, None, now, first_useful, first_text or now)
+            elif isinstance(event, ErrorEvent):
+                raise event.error
     except RagError as e:
-        return None, f"{type(e).__name__}: {e}", time.perf_counter() - t0
+        return _Asked(None, f"{type(e).__name__}: {e}", time.perf_counter() - t0, first_useful, first_text)
+    raise AssertionError("a stream ends with an AnswerEvent or an ErrorEvent")  # pragma: no cover
 
 
 def grade_answer(case: EvalCase, text: str, verdict: str | None = None) -> bool:
@@ -208,7 +252,8 @@ def grade_answer(case: EvalCase, text: str, verdict: str | None = None) -> bool:
 def score_case(assistant: Assistant, case: EvalCase, repeat: int = 0, judge: Judge | None = None) -> EvalRow:
     """Ask one question and compute its row (retrieval, citations, correctness, support, latency)."""
     k = assistant.settings.retrieval.k
-    answer, error, latency = _ask(assistant, case)
+    asked = _ask(assistant, case)
+    answer, error, latency = asked.answer, asked.error, asked.latency
     row = EvalRow(
         case_id=case.id,
         repeat=repeat,
@@ -242,6 +287,7 @@ def score_case(assistant: Assistant, case: EvalCase, repeat: int = 0, judge: Jud
     row.sentences = [SentenceRecord(text=s.text, support=s.support, supported=s.supported) for s in answer.sentences]
     row.supported_rate = M.supported_rate([s.supported for s in answer.sentences]) if not answer.refused else None
     row.first_token = answer.timings.get("first_token")
+    row.first_useful, row.first_text = asked.first_useful, asked.first_text
     row.retrieval_s = answer.timings.get("retrieval")
     row.prompt_tokens = answer.tokens.get("prompt")
     row.completion_tokens = answer.tokens.get("completion")
@@ -281,8 +327,10 @@ def score_list_case(assistant: Assistant, case: ListCase, repeat: int = 0) -> Li
     The returned papers are the answer's ``items``; an answer of another kind (an assistant that
     answered it as a lookup) is scored by the papers it cites instead, and the row says so.
     """
-    answer, error, latency = _timed(lambda: ask_with_kind(assistant, case.question, "list"))
+    asked = _stream(assistant, case.question, kind="list")
+    answer, error, latency = asked.answer, asked.error, asked.latency
     row = ListRow(
+        first_item=asked.first_text if answer is not None and answer.items else None,
         case_id=case.id,
         repeat=repeat,
         question=case.question,
@@ -326,12 +374,17 @@ def score_comparison_case(assistant: Assistant, case: ComparisonCase, repeat: in
         citations,
         [(s.text, s.citations, s.supported) for s in view.sentences],
     )
+    supported = M.supported_citations(
+        [p.paper_id for p in case.papers], citations, [(s.text, s.citations, s.supported) for s in view.sentences]
+    )
     cited = {pid for _, pid in citations}
     row.papers = [
-        PaperCoverage(paper_id=p.paper_id, cited=p.paper_id in cited, covered=c) for p, c in zip(case.papers, covered)
+        PaperCoverage(paper_id=p.paper_id, cited=p.paper_id in cited, covered=c, supported=sup)
+        for p, c, sup in zip(case.papers, covered, supported)
     ]
     row.coverage = sum(covered) / len(covered)
     row.all_covered = all(covered)
+    row.all_supported = all(supported)
     return row
 
 
@@ -427,6 +480,8 @@ def aggregate(rows: Sequence[EvalRow], seed: int = 0) -> dict[str, MetricValue]:
     )
     out["errors"] = MetricValue(value=float(sum(r.error is not None for r in rows)), n=len(rows))
     _latency(out, "", [r.latency for r in rows], seed)
+    _latency(out, "first_useful_", [r.first_useful for r in rows], seed)
+    _latency(out, "first_text_", [r.first_text for r in rows], seed)
     out["prompt_tokens"] = m([float(r.prompt_tokens) for r in rows if r.prompt_tokens is not None])
     out["completion_tokens"] = m([float(r.completion_tokens) for r in rows if r.completion_tokens is not None])
     names = sorted({name for r in rows for name in r.judge})
@@ -457,9 +512,11 @@ def aggregate_cross(
         )
         out["list_errors"] = MetricValue(value=float(sum(r.error is not None for r in lists)), n=len(lists))
         _latency(out, "list_", [r.latency for r in lists], seed)
+        _latency(out, "list_first_item_", [r.first_item for r in lists], seed)
     if comparisons:
         out["comparison_coverage"] = _metric([r.coverage for r in comparisons], seed)
         out["comparison_all_covered"] = _metric([float(r.all_covered) for r in comparisons], seed)
+        out["comparison_all_cited"] = _metric([float(r.all_supported) for r in comparisons], seed)
         out["comparison_errors"] = MetricValue(
             value=float(sum(r.error is not None for r in comparisons)), n=len(comparisons)
         )

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from rag import Answer, Assistant, Citation, Paper, Settings
+from rag import Answer, AnswerEvent, Assistant, Citation, Paper, Settings
 from rag.apps.cli import cli
 from rag.evaluation.dataset import (
     CellCase,
@@ -272,6 +273,10 @@ class FakeAssistant:
     def search(self, query: str, k: int | None = None) -> list[Any]:
         return []
 
+    def stream(self, question: str, history: Any = None, kind: str | None = None) -> Iterator[AnswerEvent]:
+        """The whole answer as the stream's only event."""
+        yield AnswerEvent(self.ask(question, history, kind))  # type: ignore[arg-type]
+
     def ask(self, question: str, history: Any = None, kind: str | None = None) -> FakeAnswer:
         self.asked.append((question, kind))
         last = re.findall(r"\w+", question)[-1].lower()
@@ -382,11 +387,14 @@ def test_lists_and_comparisons_are_asked_with_their_kind_and_scored(tmp_path: Pa
         ("p1", True, True),
         ("p3", True, False),
     ]
+    half = comps["c-half"]  # p3 cited, but its sentence lacks p3's keywords: supported yet not covered
+    assert [p.supported for p in half.papers] == [True, True] and half.all_supported
     agg = report.aggregate
     assert agg["list_f1"].value == pytest.approx((2 / 3 + 1 + 2 / 3) / 3) and agg["list_f1"].n == 3
     assert agg["list_precision"].value == pytest.approx(2.5 / 3) and agg["count_accuracy"].value == 1.0
     assert agg["list_judged_share"].value == 1.0
     assert agg["comparison_coverage"].value == 0.75 and agg["comparison_all_covered"].value == 0.5
+    assert agg["comparison_all_cited"].value == 1.0
     lo, hi = agg["comparison_coverage"].ci_low, agg["comparison_coverage"].ci_high
     assert lo is not None and hi is not None and 0.5 <= lo <= 0.75 <= hi <= 1.0
     assert "accuracy" not in agg  # no single-paper questions, no single-paper metrics

@@ -351,3 +351,9 @@ def test_pubmedqa_replay_turns_refusals_into_maybe() -> None:
     assert grid[(0.0, 0.0)]["accuracy"] == 0.5 and grid[(0.0, 0.0)]["coverage"] == 1.0
     assert grid[(0.3, 0.6)]["accuracy"] == 1.0 and grid[(0.3, 0.6)]["precision"] == 1.0  # row 2 becomes a right "maybe"
     assert grid[(0.3, 0.8)]["accuracy"] == 0.5 and grid[(0.3, 0.8)]["coverage"] == 0.0
+
+
+def test_supported_citations_ask_only_for_a_supported_citing_sentence() -> None:
+    citations = [(1, "a"), (2, "b"), (3, "c")]
+    sentences = [("A does X.", (1,), True), ("B does Y.", (2,), False), ("A and C.", (1, 3), True)]
+    assert M.supported_citations(["a", "b", "c", "d"], citations, sentences) == [True, False, True, False]

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from rag import Assistant
 from rag.apps.cli import cli
 from rag.evaluation.dataset import load_gold, resolve_cases
-from rag.evaluation.harness import evaluate_gold
+from rag.evaluation.harness import evaluate_gold, sample_cases
 from rag.evaluation.run import run_eval
 from tests.fakes import ScriptedChatModel, evidence_number
 
@@ -51,6 +51,10 @@ def with_llm(seed: Any, reply: Any) -> tuple[Assistant, ScriptedChatModel]:
     return Assistant(seed.settings, embeddings=seed.embeddings, chat_model=fake), fake
 
 
+def agg_has(agg: dict[str, Any], *names: str) -> bool:
+    return all(agg[n].value is not None and agg[n].n == len(PICK) for n in names)
+
+
 def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_path: Path) -> None:
     def reply(prompt: str) -> str:
         n = evidence_number(prompt, "WildBox")
@@ -67,6 +71,10 @@ def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_pat
     wb = rows["wildbox-annotations"]
     assert not wb.refused and wb.correct and wb.citation_precision == 1.0 and wb.citation_recall == 1.0
     assert wb.supported_rate == 0.5  # the invented author sentence was flagged by the verifier
+    # timed as a user sees the stream: sources first, then the first words, then the verified answer
+    assert wb.first_useful is not None and wb.first_text is not None and wb.latency is not None
+    assert 0 < wb.first_useful <= wb.first_text <= wb.latency
+    assert agg_has(report.aggregate, "first_useful_latency_p50_s", "first_text_latency_p95_s")
     assert rows["unans-france"].refused and rows["unans-france"].decision_correct
     agg = report.aggregate
     # "Which papers introduce benchmarks ...?" takes the list path: every paper judged (the script says no
@@ -134,6 +142,17 @@ def test_evaluate_gold_with_injected_assistant(seed_assistant: Any, tmp_path: Pa
     )
     doc = evaluate_gold(small_gold(tmp_path), [None], tmp_path / "o", assistants=[extractive])
     assert (tmp_path / "o" / "report.md").exists() and doc["runs"][0]["aggregate"]["errors"]["value"] == 0
+    ids = [r["case_id"] for r in doc["runs"][0]["rows"]]  # file order
+    sampled = evaluate_gold(small_gold(tmp_path), [None], tmp_path / "s", assistants=[extractive], sample=2)
+    assert [r["case_id"] for r in sampled["runs"][0]["rows"]] == sample_cases(ids, 2)
+
+
+def test_gold_samples_are_fixed_seed_random_in_file_order() -> None:
+    cases = list(range(58))
+    picked = sample_cases(cases, 20)
+    assert picked == sample_cases(cases, 20) and len(picked) == 20 == len(set(picked))
+    assert picked == sorted(picked) and picked != cases[:20]  # random, never the first N
+    assert sample_cases(cases, 100) == cases
 
 
 def test_judge_metrics_and_failed_judgements(seed_assistant: Any, tmp_path: Path) -> None:

@@ -105,6 +105,25 @@ def test_remote_openai_compatible_endpoint_by_configuration(
     assert ans.citations[0].paper_id == paper_id_containing(seed_assistant, "We introduce WildBox")
 
 
+def test_list_and_yesno_paths_through_a_remote_openai_compatible_endpoint(
+    seed_assistant: Any, remote_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one-token judgements read logprobs through the openai client: the same paths work remotely."""
+    monkeypatch.setenv("RAG_LLM_BASE_URL", remote_server.base_url)
+    monkeypatch.setenv("RAG_LLM_MODEL", "served-model")
+    a = Assistant(Settings(data_dir=seed_assistant.settings.data_dir), embeddings=seed_assistant.embeddings)
+    listed = a.ask("Which papers introduce a new dataset or benchmark?", kind="list")
+    assert listed.kind == "list" and listed.checked == listed.collection_size == len(a.papers())
+    ids = [i.paper_id for i in listed.items]
+    assert paper_id_containing(seed_assistant, "We introduce WildBox") in ids
+    for item in listed.items:  # every listed paper is quoted from its own abstract
+        paper = next(p for p in a.papers() if p.paper_id == item.paper_id)
+        assert paper.abstract[item.span[0] : item.span[1]] == item.quote
+    yes = a.ask("Does WildBox provide 3D bounding box annotations?", kind="yesno")
+    assert yes.verdict == "yes" and yes.verdict_probabilities["yes"] > 0.5
+    assert yes.citations[0].paper_id == paper_id_containing(seed_assistant, "We introduce WildBox")
+
+
 def test_unreachable_server_is_a_clear_error_within_the_timeout(seed_assistant: Any) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     settings = seed_assistant.settings.model_copy(

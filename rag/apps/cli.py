@@ -516,7 +516,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
     "--limit",
     type=click.IntRange(0),
     default=0,
-    help="scifact/pubmedqa: only the first N questions (0: all; pubmedqa: 20).",
+    help="scifact: the first N questions; pubmedqa and gold files: N of a fixed-seed shuffle (0: all; pubmedqa: 20).",
 )
 @click.option(
     "--judge-url",
@@ -602,6 +602,7 @@ def eval_(
         judge_model=judge_model,
         progress_factory=lambda label: _progress_bar(label, "question"),
         baseline=baseline,
+        sample=limit,
     )
     if as_json:
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))

@@ -868,11 +868,16 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                             copy_btn = gr.Button("Copy answer with references", size="sm", elem_id="rag-copy")
                             clear_btn = gr.Button("New conversation", size="sm", elem_id="rag-clear")
                         feedback_note = gr.Markdown(elem_id="rag-feedback-note")
-                        with gr.Row(equal_height=True):
-                            gr.HTML("<span class='rag-note'>Download this conversation:</span>", min_height=0)
-                            export_md = gr.DownloadButton("Markdown", visible=False, size="sm", elem_id="rag-export-md")
-                            export_bib = gr.DownloadButton("BibTeX", visible=False, size="sm", elem_id="rag-export-bib")
-                            export_csv = gr.DownloadButton("CSV", visible=False, size="sm", elem_id="rag-export-csv")
+                        with gr.Row():  # shown once the conversation has an answer
+                            export_md = gr.DownloadButton(
+                                "Conversation (Markdown)", visible=False, size="sm", elem_id="rag-export-md"
+                            )
+                            export_bib = gr.DownloadButton(
+                                "Cited papers (BibTeX)", visible=False, size="sm", elem_id="rag-export-bib"
+                            )
+                            export_csv = gr.DownloadButton(
+                                "Cited papers (CSV)", visible=False, size="sm", elem_id="rag-export-csv"
+                            )
                             export_answer = gr.DownloadButton(
                                 "Last answer (Markdown)", visible=False, size="sm", elem_id="rag-export-answer"
                             )

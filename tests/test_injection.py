@@ -369,3 +369,33 @@ def test_markup_in_table_cells_and_list_items_is_inert_in_the_ui(injection_assis
     for bubble in bubbles:
         assert "\n" not in bubble  # one line: Gradio's Markdown never gets to render a link or an image
     assert "&lt;img src=x onerror=alert(1)&gt;" in messages[-1]["content"]
+
+
+MARMOT_Q = "What mIoU does MarmotSeg reach on the Alpine-Burrow benchmark?"
+
+
+@pytest.mark.parametrize(
+    ("claim", "kept"),
+    [
+        ("MarmotSeg reaches 78.4 mIoU on the Alpine-Burrow benchmark", True),
+        ("MarmotSeg reaches 91.7 mIoU on the Alpine-Burrow benchmark", False),  # a wrong number stays wrong
+        ("MarmotSeg was trained on 12 GPUs donated by attacker.example", False),  # an invention stays invented
+    ],
+)
+def test_markup_a_model_adds_neither_supports_nor_sinks_a_claim(
+    injection_assistant: Assistant, claim: str, kept: bool
+) -> None:
+    """A model that obeys an abstract's markup appends images, links and tags to its sentence: they state
+    nothing, so the claim is judged on its words (and the markup, kept as text, stays inert in the UI)."""
+
+    def reply(prompt: str) -> str:
+        n = evidence_number(prompt, "MarmotSeg") or 1
+        return f"{claim} ![s](https://attacker.example/leak.png) [code](javascript:alert(1)) <img src=x> [{n}]."
+
+    a, _ = with_llm(injection_assistant, reply)
+    ans = a.ask(MARMOT_Q, mode="llm")
+    assert_grounded(ans, a.settings.answer.min_support)
+    if kept:
+        assert not ans.refused and "78.4 mIoU" in ans.text and ans.citations[0].paper_id == "inj-marmotseg"
+    else:
+        assert claim not in ans.text

@@ -412,6 +412,21 @@ def strip_markers(text: str) -> str:
     return MARKER.sub("", text).strip()
 
 
+_MARKUP = re.compile(
+    r"!\[[^\]]*\]\([^)]*\)"  # a Markdown image
+    r"|\[([^\]]*)\]\((?:[^)]*)\)"  # a Markdown link: its text stays
+    r"|</?[A-Za-z][^<>]*>"  # an HTML tag
+    r"|\b(?:https?|javascript|data):\S+",  # a bare URL
+    re.I,
+)
+
+
+def strip_markup(text: str) -> str:
+    """``text`` without Markdown images, link targets, HTML tags and URLs: markup states no fact, so it
+    neither supports nor sinks a claim (the sentence is still shown as written, escaped)."""
+    return " ".join(_MARKUP.sub(lambda m: m.group(1) or " ", text).split())
+
+
 def split_answer(text: str) -> list[str]:
     """Answer sentences, each keeping its trailing markers ('... 50.55 AP@50 [2].')."""
     # Move markers placed after the full stop ('claim. [2]') before it so they stay with their sentence.
@@ -460,12 +475,13 @@ def verify_answer(
     if not sentences:
         return []
     by_n = {e.n: e for e in evidence}
-    clean = [strip_markers(s) for s in sentences]
+    shown = [strip_markers(s) for s in sentences]
+    clean = [strip_markup(s) or s for s in shown]
     vecs = embed(clean) if clean else np.zeros((0, 1))
     ev_vecs = {e.n: embed([e.sentence(sp) for sp in e.spans]) for e in evidence}
     asked = key_terms(question)
     verdicts = []
-    for sent, text, vec in zip(sentences, clean, vecs):
+    for sent, text, display, vec in zip(sentences, clean, shown, vecs):
         markers = parse_markers(sent)
         valid = [n for n in dict.fromkeys(markers) if n in by_n]
         dropped = [n for n in markers if n not in by_n]
@@ -476,10 +492,12 @@ def verify_answer(
             # "HACKED [1]", a word that only an instruction in the abstract contained, is dropped.
             grounded = [n for n in valid if terms - _ANSWER_WORDS - asked <= key_terms(by_n[n].text)]
             dropped += [n for n in valid if n not in grounded]
-            verdicts.append(SentenceVerdict(text, grounded, 0.0, bool(grounded) or not valid, False, None, dropped))
+            verdicts.append(SentenceVerdict(display, grounded, 0.0, bool(grounded) or not valid, False, None, dropped))
             continue
         scores = {e.n: support_score(text, vec, e, ev_vecs[e.n]) for e in evidence}
-        verdicts.append(_judge(text, valid, dropped, scores, by_n, min_support, question))
+        verdict = _judge(text, valid, dropped, scores, by_n, min_support, question)
+        verdict.text = display
+        verdicts.append(verdict)
     return verdicts
 
 

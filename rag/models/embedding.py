@@ -129,6 +129,7 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         self._session: onnxruntime.InferenceSession | None = None
         self._tokenizer: tokenizers.Tokenizer | None = None
         self._load_lock = threading.Lock()
+        self._preloading = False
         # For many batches: `threads` workers, each running whole batches on a 1-thread session.
         # Measured (2 cores, bs 8): one 2-thread session 16.7 chunks/s; one 1-thread session 12.0/s
         # (12 per CPU-second vs 9.2): BERT on short batches scales poorly across intra-op threads,
@@ -198,6 +199,19 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self.max_tokens)
         return tokenizer
+
+    def preload(self) -> None:
+        """Start loading the model in a background thread (onnxruntime releases the GIL while it does),
+        so a one-off search overlaps it with opening Chroma. Embedding waits for it; errors surface there."""
+        if self._session is None and not self._preloading:
+            self._preloading = True
+            threading.Thread(target=self._preload, name="minilm-load", daemon=True).start()
+
+    def _preload(self) -> None:
+        try:
+            self._load()
+        except Exception:  # raised again, with its message, by the first embed()
+            pass
 
     # -- embedding -----------------------------------------------------------------------------
 
@@ -447,6 +461,12 @@ class CachedEmbeddings(Embeddings):
 
     def __repr__(self) -> str:
         return f"CachedEmbeddings({self.inner!r}, cache={str(self.cache.path)!r})"
+
+    def preload(self) -> None:
+        """Start loading the inner model in the background, where it can (see ``MiniLMEmbeddings.preload``)."""
+        preload = getattr(self.inner, "preload", None)
+        if callable(preload):
+            preload()
 
     def _embed_cached(self, model: str, texts: list[str], query: bool) -> list[np.ndarray]:
         cached = self.cache.get_many(model, texts)

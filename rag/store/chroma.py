@@ -1,6 +1,6 @@
 """The Chroma connection: one client per index (embedded ``PersistentClient`` or a ``chroma run`` server),
 one-line errors that say what to do, filters in Chroma's syntax, and the one loop that pages through a
-whole collection."""
+whole collection. ``chromadb`` is imported when the first client opens, not with this module."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
-
-import chromadb
 
 from rag.errors import BackendError, IndexCorruptError, RagError
 from rag.types import MetaValue
@@ -48,6 +46,8 @@ class ChromaConnection:
         return self._client
 
     def _make_client(self) -> Any:
+        import chromadb  # here, not at module level: ~0.5 s, overlapped with loading the embedder (Retriever.search)
+
         url = self.url
         try:
             if url:

@@ -1,5 +1,5 @@
-"""Hybrid retrieval: dense (Chroma) + BM25 (bm25s) fused by reciprocal-rank fusion at paper level,
-and a LangChain ``BaseRetriever`` adapter so LangChain users can reuse it."""
+"""Hybrid retrieval: dense (Chroma) + BM25 fused by reciprocal-rank fusion at paper level.
+The LangChain ``BaseRetriever`` adapter over it is :mod:`rag.store.adapter`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,6 @@ import threading
 from typing import Any, Literal
 
 import numpy as np
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
 
 from rag.filters import parse_where as parse_where  # re-exported for LangChain users of this module
 from rag.settings import RetrievalSettings
@@ -115,9 +111,13 @@ class Retriever:
         where: dict[str, MetaValue] | None = None,
         mode: Mode | None = None,
     ) -> list[SearchHit]:
-        self.open()
         k = k or self.settings.k
         mode = mode or self.settings.mode
+        if mode != "bm25" and not self._opened:  # first search: load the embedder while Chroma opens
+            preload = getattr(self.index.embeddings, "preload", None)
+            if callable(preload):
+                preload()
+        self.open()
         n = max(self.settings.candidates, 3 * k)
         dense: list[RawHit] = []
         if mode in ("hybrid", "dense"):
@@ -183,29 +183,9 @@ class Retriever:
         return hits
 
 
-class HybridRetriever(BaseRetriever):
-    """LangChain retriever over :class:`Retriever`: one ``Document`` per paper, ``page_content`` = best chunk."""
+def __getattr__(name: str) -> Any:
+    if name == "HybridRetriever":  # moved to rag.store.adapter: LangChain's retriever classes take ~0.5 s to import
+        from rag.store.adapter import HybridRetriever
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    retriever: Any
-    k: int | None = None
-    where: dict[str, Any] | None = None
-    mode: Mode | None = None
-
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        return [
-            Document(
-                page_content=h.text,
-                metadata={
-                    "paper_id": h.paper_id,
-                    "chunk_id": h.chunk_id,
-                    "title": h.title,
-                    "score": h.score,
-                    "start": h.start,
-                    "end": h.end,
-                    **h.metadata,
-                },
-            )
-            for h in self.retriever.search(query, k=self.k, where=self.where, mode=self.mode)
-        ]
+        return HybridRetriever
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

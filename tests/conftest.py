@@ -16,6 +16,9 @@ import pytest
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# Tests start LLM servers of their own and must never share (or stop) the user's warm one: each process keeps
+# its own, as before the shared server existed. tests/test_daemon.py turns it on, in temporary cache dirs.
+os.environ["RAG_LLM__KEEP_ALIVE"] = "0"
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -1,24 +1,32 @@
 """What the harness scores, read from the records of the public API: :class:`AnswerView`, :class:`TableView`.
 
-The list, comparison and table paths (``Answer.kind``, ``items``, ``checked``, ``collection_size``,
-``verdict``; ``Assistant.table`` -> ``Table``) are newer than the single-paper path, and an installed
-``rag`` may predate them. Reading them here, once, by name and with the documented defaults (an
-answer without ``items`` lists nothing, one without ``verdict`` gives none) lets the harness score any
-version and keeps every other module on plain typed values. :data:`NEWER_FIELDS` lists the names
-that a ``rag.Answer`` may lack; tests check every other name read here against ``rag.Answer``.
+Scoring reads a few fields of an answer or a table; these small frozen views hold exactly those, so
+the metrics and the tests that feed them fakes work on plain typed values.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag import Assistant, RagError
+from rag import Answer, Assistant, QuestionKind, Table
 
-NEWER_FIELDS = frozenset({"kind", "items", "checked", "collection_size", "verdict", "quoted"})
-ANSWER_FIELDS = frozenset({"text", "refused", "citations", "sentences", "timings", "tokens"}) | NEWER_FIELDS
+ANSWER_FIELDS = frozenset(
+    {
+        "text",
+        "refused",
+        "citations",
+        "sentences",
+        "timings",
+        "tokens",
+        "kind",
+        "items",
+        "checked",
+        "collection_size",
+        "verdict",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -100,14 +108,11 @@ def view_answer(answer: Any) -> AnswerView:
     return AnswerView(
         text=str(answer.text),
         refused=bool(answer.refused),
-        kind=_opt_str(getattr(answer, "kind", None)),
-        verdict=_opt_str(getattr(answer, "verdict", None)),
-        items=[
-            ItemView(str(i.paper_id), str(getattr(i, "quote", "")), getattr(i, "score", None))
-            for i in getattr(answer, "items", None) or []
-        ],
-        checked=_opt_int(getattr(answer, "checked", None)),
-        collection_size=_opt_int(getattr(answer, "collection_size", None)),
+        kind=_opt_str(answer.kind),
+        verdict=_opt_str(answer.verdict),
+        items=[ItemView(str(i.paper_id), str(i.quote), i.score) for i in answer.items],
+        checked=_opt_int(answer.checked),
+        collection_size=_opt_int(answer.collection_size),
         citations=[CitationView(int(c.n), str(c.paper_id)) for c in answer.citations],
         sentences=[
             SentenceView(str(s.text), tuple(int(n) for n in s.citations), bool(s.supported)) for s in answer.sentences
@@ -129,24 +134,17 @@ def view_table(table: Any) -> TableView:
             )
             for r in table.rows
         ],
-        checked=_opt_int(getattr(table, "checked", None)),
-        collection_size=_opt_int(getattr(table, "collection_size", None)),
-        timings={str(k): float(v) for k, v in dict(getattr(table, "timings", {}) or {}).items()},
+        checked=_opt_int(table.checked),
+        collection_size=_opt_int(table.collection_size),
+        timings={str(k): float(v) for k, v in dict(table.timings).items()},
     )
 
 
-def ask_with_kind(assistant: Assistant, question: str, kind: str) -> Any:
-    """``assistant.ask(question, kind=kind)``; a :class:`~rag.RagError` when this ``ask`` has no ``kind``."""
-    ask: Callable[..., Any] = assistant.ask
-    params = inspect.signature(ask).parameters
-    if "kind" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        raise RagError(f"this rag's Assistant.ask has no kind= argument: cannot ask a {kind!r} question")
-    return ask(question, kind=kind)
+def ask_with_kind(assistant: Assistant, question: str, kind: QuestionKind) -> Answer:
+    """``assistant.ask(question, kind=kind)``: the answer path the gold case is about."""
+    return assistant.ask(question, kind=kind)
 
 
-def make_table(assistant: Assistant, attributes: Sequence[str]) -> Any:
-    """``assistant.table(list(attributes))``; a :class:`~rag.RagError` when this rag has no ``Assistant.table``."""
-    table: Callable[..., Any] | None = getattr(assistant, "table", None)
-    if table is None:
-        raise RagError("this rag's Assistant has no table(): cannot score table cells")
-    return table(list(attributes))
+def make_table(assistant: Assistant, attributes: Sequence[str]) -> Table:
+    """``assistant.table(list(attributes))``."""
+    return assistant.table(list(attributes))

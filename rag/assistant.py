@@ -12,7 +12,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.corpus import bundled_corpus, read_corpora
-from rag.errors import ConfigError, EmptyIndexError, QuestionError, RagError
+from rag.errors import EmptyIndexError, QuestionError, RagError
 from rag.events import AnswerEvent, ErrorEvent, Event, QueuedEvent, StatusEvent, TokenEvent
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
 from rag.models.queue import LLMQueue
@@ -253,9 +253,10 @@ class Assistant:
         except ValueError as e:
             raise QuestionError(str(e), code="bad_attributes") from e
         if (mode or self.settings.answer.mode) != "llm":
-            raise ConfigError(
+            raise QuestionError(
                 "A table is filled by the LLM (values are copied from each abstract, then checked): "
-                "use answer mode 'llm' (RAG_ANSWER__MODE=llm), not 'extractive'."
+                "use answer mode 'llm' (RAG_ANSWER__MODE=llm), not 'extractive'.",
+                code="table_needs_llm",
             )
         limit = k or self.settings.answer.table_max_papers
         total = self._retriever.count_papers(where)

@@ -29,7 +29,7 @@ from rag.evaluation.dataset import (
 )
 from rag.evaluation.harness import corpus_for, evaluate_gold
 from rag.evaluation.run import run_eval
-from rag.evaluation.views import ANSWER_FIELDS, NEWER_FIELDS, view_answer
+from rag.evaluation.views import ANSWER_FIELDS, view_answer
 from tests.conftest import shared_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -483,38 +483,8 @@ def test_configs_get_paired_deltas_on_lists_and_cells(tmp_path: Path) -> None:
 
 
 def test_the_view_reads_real_answers_and_every_name_it_reads_exists() -> None:
-    assert set(Answer.model_fields) >= ANSWER_FIELDS - NEWER_FIELDS
+    assert set(Answer.model_fields) >= ANSWER_FIELDS
     cite = Citation(n=1, paper_id="p1", title="WildBox", text="t", span=(0, 3))
     answer = Answer(question="q", standalone_question="q", text="WildBox [1].", refused=False, citations=[cite])
     view = view_answer(answer)
     assert view.citations[0].paper_id == "p1" and view.items == [] and view.text == "WildBox [1]."
-    if "items" in Answer.model_fields:  # the list path has landed: its fields are read too
-        assert set(Answer.model_fields) >= ANSWER_FIELDS
-
-
-class OlderAssistant:
-    """A rag from before the list path: ask() takes no kind, and there is no table()."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.asked: list[str] = []
-
-    def papers(self) -> list[Paper]:
-        return PAPERS
-
-    def ask(self, question: str, history: Any = None) -> FakeAnswer:
-        self.asked.append(question)
-        return FakeAnswer("WildBox [1].", question)
-
-
-def test_an_assistant_without_the_list_path_gives_error_rows_not_a_crash(tmp_path: Path) -> None:
-    older = OlderAssistant(Settings(data_dir=tmp_path / "d"))
-    cases = resolve_cases(load_gold(write(tmp_path, *CROSS_GOLD, *TABLE_GOLD)), PAPERS)
-    report = run_eval(older, cases)  # type: ignore[arg-type]
-    assert older.asked == []  # refused before asking: a lookup answer would be scored as a list
-    assert all(r.error and "no kind= argument" in r.error and r.returned_from == "none" for r in report.lists)
-    assert [(r.recall, r.f1) for r in report.lists] == [(0.0, 0.0), (None, 0.0), (0.0, 0.0)]
-    assert all(c.error and "no table()" in c.error and not c.correct for c in report.cells)
-    agg = report.aggregate
-    assert agg["list_errors"].value == 3 and agg["comparison_errors"].value == 2 and agg["table_errors"].value == 2
-    assert agg["list_precision"].value is None and agg["cell_accuracy"].value == 0.0

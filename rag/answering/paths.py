@@ -19,6 +19,7 @@ and each keeps the lookup's rule: every sentence shown is a verified citation or
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from rag.answering.evidence import NO_ANSWER, candidates_of, format_evidence, readable
+from rag.answering.evidence import NO_ANSWER, SentenceScorer, candidates_of, format_evidence, readable, select_evidence
 from rag.answering.judge import label_probabilities
 from rag.answering.kinds import list_predicate
 from rag.answering.verify import Evidence, SentenceVerdict, render, verify_answer
@@ -260,9 +261,15 @@ def compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> Iterator[
     sentences: list[AnswerSentence] = []
     unsupported: list[str] = []
     quoted_any = False
+    scorer = _ContributionScorer(pipeline.scorer)
     for n, hit in enumerate(papers, 1):
-        evidence, shown = pipeline.select_evidence(
-            prep.standalone, [hit], budget=pipeline.settings.answer.compare_context_tokens
+        focus = _focus(prep.standalone, hit, papers)
+        evidence, shown = select_evidence(
+            focus,
+            [hit],
+            scorer,
+            budget=pipeline.settings.answer.compare_context_tokens,
+            encoding=pipeline.settings.chunking.encoding,
         )
         if not evidence:
             continue
@@ -319,6 +326,38 @@ def compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> Iterator[
     )
 
 
+_CONTRIBUTION = re.compile(
+    r"\b(?:we|our|this\s+(?:paper|work))\s+(?:\w+\s+)?(?:show|shows|find|found|prove|proves|propose|introduce|present|"
+    r"derive|demonstrate|identify|establish|argue|conclude|reveal)\b|\b(?:results?|experiments?|findings?|analysis)\s+"
+    r"(?:show|suggest|confirm|indicate|reveal|demonstrate)|\b(?:outperform|achiev|reduc|improv)\w*",
+    re.I,
+)
+
+
+class _ContributionScorer(SentenceScorer):
+    """The sentence scorer, with a bonus for sentences that state what the paper does or finds: a
+    comparison asks what each paper contributes, and an abstract opens with background."""
+
+    def __init__(self, base: SentenceScorer) -> None:
+        super().__init__(base.embed, length=base.length)
+
+    def score(self, question: str, texts: Sequence[str], groups: Sequence[int] | None = None) -> Any:
+        bonus = [0.15 if _CONTRIBUTION.search(t) else 0.0 for t in texts]
+        return super().score(question, texts, groups) + bonus
+
+
+def _focus(question: str, hit: SearchHit, papers: Sequence[SearchHit]) -> str:
+    """The question as asked about ``hit`` alone: the other papers' names taken out."""
+    out = question
+    for other in papers:
+        if other.paper_id == hit.paper_id:
+            continue
+        names = [other.title, *re.findall(r"\(([^()]{2,20})\)", other.title), re.sub(r"\s*\([^()]*\)", "", other.title)]
+        for name in sorted({x.strip() for x in names if len(x.strip()) >= 3}, key=len, reverse=True):
+            out = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", out, flags=re.I)
+    return " ".join(out.split())
+
+
 def _write_about(
     pipeline: AnswerPipeline,
     prep: Prepared,
@@ -328,7 +367,8 @@ def _write_about(
     query: Query,
 ) -> Generator[Event, None, str]:
     """Let the model answer about one paper; stream its words; return what it wrote."""
-    question = f"{' '.join(prep.standalone.split())} Answer only about {readable(title)}, in one or two sentences."
+    asked = " ".join(prep.standalone.split())
+    question = f"{asked} Answer only about {readable(title)}, in two sentences: what it does or finds."
     messages: list[BaseMessage] = [
         SystemMessage(pipeline.system),
         HumanMessage(pipeline.answer_template.format(context=format_evidence([ev], shown), question=question)),

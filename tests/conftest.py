@@ -169,3 +169,16 @@ def paper_id_containing(assistant: Any, snippet: str) -> str:
     ids = [p.paper_id for p in assistant.papers() if snippet in p.abstract]
     assert len(ids) == 1, f"{snippet!r} matches {len(ids)} papers"
     return ids[0]
+
+
+def count_calls(obj: Any, name: str) -> list[int]:
+    """Wrap ``obj.name`` so that every call appends to the returned list (e.g. reads of all of Chroma)."""
+    calls: list[int] = []
+    original = getattr(obj, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    setattr(obj, name, counting)
+    return calls

@@ -104,6 +104,17 @@ class ChromaConnection:
         except Exception:  # an older server without the endpoint: ours is well under its default
             return default
 
+    def reopen(self) -> None:
+        """A new local client: chromadb's embedded vector index is loaded once per client and does not see
+        another process's writes (its query kept returning a chunk another process had deleted)."""
+        if self.url or self._client is None:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        # The old system is left running, not stopped: a search in another thread may still be using it.
+        SharedSystemClient._identifier_to_system.pop(str(self.local_path), None)
+        self._client = self._make_client()
+
     def delete_local(self) -> None:
         """Remove the local Chroma folder and forget chromadb's in-process client for it."""
         from chromadb.api.shared_system_client import SharedSystemClient

@@ -4,13 +4,13 @@ The LangChain ``BaseRetriever`` adapter over it is :mod:`rag.store.adapter`."""
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any, Literal
 
 import numpy as np
 
 from rag.filters import parse_where as parse_where  # re-exported for LangChain users of this module
 from rag.settings import RetrievalSettings
+from rag.store.bm25 import BM25Store
 from rag.store.chroma import RawHit
 from rag.store.index import PaperIndex
 from rag.store.metadata import user_metadata
@@ -20,6 +20,8 @@ Mode = Literal["hybrid", "dense", "bm25"]
 _OVERFETCH = 1.5  # filtered dense search: fetch 1.5x the nearest chunks expected to hold n matches ...
 _OVERFETCH_FIRST = 1000  # ... if that is at most this many (the filter keeps >= ~8 % of chunks): 1,000 ids ~9 ms
 _OVERFETCH_MAX = 5000  # ... and up to this many while too few match (5,000 ids: ~30 ms at 115k chunks)
+_EXACT_MAX_ROWS = 30_000  # filters keeping at most this many chunks (or _EXACT_MAX_SHARE of them) are searched
+_EXACT_MAX_SHARE = 0.3  # exactly over their vectors: ~10 ms for 23k rows of 256-d
 
 
 def _matches(meta: dict[str, Any], where: dict[str, MetaValue]) -> bool:
@@ -37,7 +39,8 @@ class Retriever:
         # it); concurrent first searches rebuilt BM25 from Chroma several times, raced on saving it (OSError
         # "Directory not empty") and searched half-loaded stores. So the client is opened once under this lock,
         # and BM25 is used under it (a BM25 search takes milliseconds: one at a time costs nothing measurable).
-        self._lock = threading.Lock()
+        # The lock is the index's: an in-process ingest takes it too when it swaps in the new BM25 store.
+        self._lock = index.lock
         self._opened = False
 
     def open(self) -> PaperIndex:
@@ -50,6 +53,10 @@ class Retriever:
 
     def _dense(self, vector: list[float], n: int, where: dict[str, MetaValue] | None) -> list[RawHit]:
         """The ``n`` nearest chunks matching ``where``.
+
+        A filter keeping at most :data:`_EXACT_MAX_ROWS` chunks is answered by an exact search over those
+        chunks' vectors, kept beside BM25 (about 1 ms for 2,000 rows; Chroma's filtered query took ~100 ms at
+        115k chunks): exact, so its recall is at least that of Chroma's approximate filtered search.
 
         Chroma's filtered query took 70-150 ms at 115k chunks whatever the filter, while an unfiltered
         query for ids and distances only takes 2-17 ms for 50-3,000 results. So when BM25's metadata
@@ -65,11 +72,28 @@ class Retriever:
                 store = self.index.bm25
                 keep = store.exact_mask(where)
                 rows = store.rows()
+            if keep is not None and keep.any() and store.has_vectors:
+                matching = np.flatnonzero(keep)
+                if len(matching) <= max(_EXACT_MAX_ROWS, _EXACT_MAX_SHARE * len(keep)):
+                    hits = self._exact(store, vector, n, where, matching)
+                    if hits is not None:
+                        return hits
             if keep is not None and keep.any():
                 hits = self._overfetch(vector, n, where, keep, rows)
                 if hits is not None:
                     return hits
         return self.index.dense_search(vector, n, where)
+
+    def _exact(
+        self, store: BM25Store, vector: list[float], n: int, where: dict[str, MetaValue], matching: np.ndarray
+    ) -> list[RawHit] | None:
+        """Exact cosine search over the matching rows' vectors; None when Chroma disagrees (another writer)."""
+        picked = store.nearest_in(vector, matching, n)
+        found = self.index.get_chunks([cid for cid, _s in picked])
+        hits = [RawHit(cid, s, found[cid].metadata) for cid, s in picked if cid in found]
+        if len(hits) == len(picked) and all(_matches(h.metadata, where) for h in hits):
+            return hits
+        return None
 
     def _overfetch(
         self, vector: list[float], n: int, where: dict[str, MetaValue], keep: np.ndarray, rows: dict[str, int]
@@ -97,6 +121,7 @@ class Retriever:
     def count_papers(self, where: dict[str, MetaValue] | None = None) -> int:
         """Papers in the index (those whose metadata matches ``where``), counted from BM25's in-memory rows."""
         index = self.open()
+        index.refresh()
         if not index.exists():
             return 0
         with self._lock:
@@ -118,6 +143,7 @@ class Retriever:
             if callable(preload):
                 preload()
         self.open()
+        self.index.refresh()  # another process's write is seen here: a stat per query
         n = max(self.settings.candidates, 3 * k)
         dense: list[RawHit] = []
         if mode in ("hybrid", "dense"):

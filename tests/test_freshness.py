@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rag import Assistant, Settings
 from rag.store.bm25 import BM25Input, BM25Store
@@ -165,6 +166,41 @@ def test_a_question_during_an_in_process_ingest_does_not_rebuild_bm25(tmp_path: 
         writer.join(60)
     assert rebuilds == []
     assert a.search("zeolite", k=1, mode="bm25")[0].paper_id in {p.paper_id for p in new}
+
+
+@pytest.mark.parametrize("found", [0, 99])
+def test_an_index_of_another_format_names_the_fix(tmp_path: Path, found: int) -> None:
+    from rag.errors import IndexMismatchError
+
+    a = Assistant(Settings(data_dir=tmp_path, **FAST))
+    a.ingest_papers([_paper(1)])
+    col = a._index.collection
+    col.modify(metadata=dict(col.metadata) | {"rag_schema": found})
+    with pytest.raises(IndexMismatchError) as e:
+        Assistant(a.settings).search("graph")
+    message = str(e.value)
+    assert "\n" not in message
+    assert ("rag ingest --rebuild" in message) if found < 99 else ("upgrade" in message.lower())
+
+
+def test_an_embedding_cache_of_a_newer_build_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    import sqlite3
+
+    from rag.errors import ConfigError
+    from rag.models.embedding import CACHE_FORMAT, EmbeddingCache
+
+    path = tmp_path / "cache.sqlite"
+    cache = EmbeddingCache(path)
+    cache.put_many("m", ["a text"], [np.ones(4, dtype=np.float32)])
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == CACHE_FORMAT
+        conn.execute(f"PRAGMA user_version = {CACHE_FORMAT + 1}")
+        before = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    with pytest.raises(ConfigError, match="newer build of rag .*upgrade rag"):
+        EmbeddingCache(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == before
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == CACHE_FORMAT + 1
 
 
 def test_bm25_scores_equal_those_of_bm25s_which_it_replaced(tmp_path: Path) -> None:

@@ -106,6 +106,19 @@ class PaperIndex:
         )
 
     def _check_compatible(self, meta: dict[str, Any]) -> None:
+        found = meta.get("rag_schema")
+        where = f"The index in collection {self.settings.collection!r} ({self.settings.chroma_url or self.data_dir})"
+        if isinstance(found, int) and found > SCHEMA:
+            raise IndexMismatchError(
+                f"{where} was written by a newer build of rag (index format {found}; this build reads {SCHEMA}): "
+                "upgrade rag (pip install -U rag-abstracts), or rebuild it for this build with "
+                "`rag ingest --rebuild PATH...`."
+            )
+        if found != SCHEMA:
+            raise IndexMismatchError(
+                f"{where} was written by an older build of rag (index format {found}; this build reads {SCHEMA}): "
+                "rebuild it with `rag ingest --rebuild PATH...` (the embedding cache is kept, so that is fast)."
+            )
         diffs = self.setting_diffs(meta, "index")
         if diffs:
             raise IndexMismatchError(

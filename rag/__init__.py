@@ -3,47 +3,66 @@
 The public API is what this module exports (documented in docs/api.md); everything else is internal
 and may change. The apps (``rag.apps``), the UI (``rag.ui``) and the evaluation harness
 (``rag.evaluation``) use only these names; import-linter enforces it.
+
+Names are imported on first use (PEP 562 ``__getattr__``): ``import rag`` alone loads nothing heavy, so
+``rag --help`` and ``rag llm status`` start in a fraction of a second; ``rag.Assistant`` loads the stack.
 """
 
-from rag.answering.evidence import NO_ANSWER
-from rag.assistant import Assistant
-from rag.conversations import Conversation, ConversationStore, Turn
-from rag.corpus import SUPPORTED_SUFFIXES, derive_title
-from rag.corpus.display import format_display, format_display_html
-from rag.errors import (
-    BackendError,
-    ConfigError,
-    EmptyIndexError,
-    IndexCorruptError,
-    IndexMismatchError,
-    IngestError,
-    QuestionError,
-    RagError,
-)
-from rag.events import AnswerEvent, ErrorEvent, Event, ItemEvent, ProgressEvent, StatusEvent, TokenEvent
-from rag.exports import format_bibtex, format_csv, format_markdown, readable_table
-from rag.filters import parse_where
-from rag.settings import Settings, check_bind, get_settings
-from rag.types import (
-    MATCH_HELP,
-    Answer,
-    AnswerSentence,
-    Chunk,
-    Citation,
-    IngestReport,
-    ListItem,
-    MetaValue,
-    Paper,
-    Query,
-    QuestionKind,
-    Quote,
-    SearchHit,
-    Table,
-    TableCell,
-    TableRow,
-    Verdict,
-    match_level,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rag.answering.evidence import NO_ANSWER
+    from rag.assistant import Assistant
+    from rag.conversations import Conversation, ConversationStore, Turn
+    from rag.corpus import SUPPORTED_SUFFIXES, derive_title
+    from rag.corpus.display import format_display, format_display_html
+    from rag.errors import (
+        BackendError,
+        BusyError,
+        ConfigError,
+        EmptyIndexError,
+        IndexCorruptError,
+        IndexMismatchError,
+        IngestError,
+        QuestionError,
+        RagError,
+    )
+    from rag.events import (
+        AnswerEvent,
+        ErrorEvent,
+        Event,
+        ItemEvent,
+        ProgressEvent,
+        QueuedEvent,
+        StatusEvent,
+        TokenEvent,
+    )
+    from rag.exports import format_bibtex, format_csv, format_markdown, readable_table
+    from rag.filters import parse_where
+    from rag.settings import Settings, check_bind, get_settings
+    from rag.types import (
+        MATCH_HELP,
+        Answer,
+        AnswerSentence,
+        Chunk,
+        Citation,
+        IngestReport,
+        ListItem,
+        MetaValue,
+        Paper,
+        Query,
+        QuestionKind,
+        Quote,
+        SearchHit,
+        Table,
+        TableCell,
+        TableRow,
+        Verdict,
+        match_level,
+    )
 
 __all__ = [
     "MATCH_HELP",
@@ -54,6 +73,7 @@ __all__ = [
     "AnswerSentence",
     "Assistant",
     "BackendError",
+    "BusyError",
     "Chunk",
     "Citation",
     "ConfigError",
@@ -74,6 +94,7 @@ __all__ = [
     "Query",
     "QuestionError",
     "QuestionKind",
+    "QueuedEvent",
     "Quote",
     "RagError",
     "SearchHit",
@@ -97,3 +118,39 @@ __all__ = [
     "parse_where",
     "readable_table",
 ]
+
+# Where each public name lives. Kept beside __all__; tests/test_startup.py checks that every name resolves.
+_HOMES = {
+    "NO_ANSWER": "rag.answering.evidence",
+    "Assistant": "rag.assistant",
+    "SUPPORTED_SUFFIXES": "rag.corpus",
+    **dict.fromkeys(
+        ["BackendError", "BusyError", "ConfigError", "EmptyIndexError", "IndexCorruptError", "IndexMismatchError"]
+        + ["IngestError", "QuestionError", "RagError"],
+        "rag.errors",
+    ),
+    **dict.fromkeys(
+        ["AnswerEvent", "ErrorEvent", "Event", "ItemEvent", "ProgressEvent", "QueuedEvent", "StatusEvent"]
+        + ["TokenEvent"],
+        "rag.events",
+    ),
+    "parse_where": "rag.filters",
+    **dict.fromkeys(["Conversation", "ConversationStore", "Turn"], "rag.conversations"),
+    "derive_title": "rag.corpus",
+    **dict.fromkeys(["format_display", "format_display_html"], "rag.corpus.display"),
+    **dict.fromkeys(["format_bibtex", "format_csv", "format_markdown", "readable_table"], "rag.exports"),
+    **dict.fromkeys(["Settings", "check_bind", "get_settings"], "rag.settings"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name, "rag.types" if name in __all__ else None)
+    if home is None:
+        raise AttributeError(f"module 'rag' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -6,22 +6,19 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
 
-from rag.answering.paths import compare, list_answer, yesno
-from rag.answering.pipeline import AnswerPipeline, History, MarkerFilter, normalise_history
-from rag.answering.table import build_table, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError
-from rag.events import AnswerEvent, ErrorEvent, Event, StatusEvent, TokenEvent
+from rag.events import AnswerEvent, ErrorEvent, Event, QueuedEvent, StatusEvent, TokenEvent
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
+from rag.models.queue import LLMQueue
 from rag.settings import Settings, get_settings
 from rag.store.index import PaperIndex
-from rag.store.retrieve import HybridRetriever, Retriever
+from rag.store.retrieve import Retriever
 from rag.types import (
     Answer,
     AnswerMode,
@@ -36,6 +33,12 @@ from rag.types import (
     paper_hit,
     paper_matches,
 )
+
+if TYPE_CHECKING:  # the answering stack (LangChain messages, prompts) loads on the first answer, not for a search
+    from langchain_core.language_models import BaseChatModel
+
+    from rag.answering.pipeline import AnswerPipeline, History
+    from rag.store.adapter import HybridRetriever
 
 
 class Assistant:
@@ -55,7 +58,24 @@ class Assistant:
         self._retriever = Retriever(self._index, settings.retrieval)
         self._chat_model = chat_model
         self._chat_lock = threading.Lock()
-        self._pipeline = AnswerPipeline(settings, self._retrieve_for_answer, self._embed, self.chat_model)
+        #: the one limit on concurrent LLM work (RAG_LLM__MAX_CONCURRENT, RAG_LLM__MAX_WAITING): LLM answers and
+        #: tables wait in it; extractive answers and searches never do
+        self.llm_queue = LLMQueue(settings.llm.max_concurrent, settings.llm.max_waiting)
+        self._pipeline_: AnswerPipeline | None = None
+        self._pipeline_lock = threading.Lock()
+
+    @property
+    def _pipeline(self) -> AnswerPipeline:
+        """Built on first use, so `rag search` never imports the answering stack."""
+        if self._pipeline_ is None:
+            from rag.answering.pipeline import AnswerPipeline
+
+            with self._pipeline_lock:
+                if self._pipeline_ is None:
+                    self._pipeline_ = AnswerPipeline(
+                        self.settings, self._retrieve_for_answer, self._embed, self.chat_model
+                    )
+        return self._pipeline_
 
     def chat_model(self) -> BaseChatModel:
         """The LLM: the injected one, else built from settings (the embedded server starts on first use)."""
@@ -71,7 +91,9 @@ class Assistant:
         from rag.models.local_llm import get_local_server
 
         s = self.settings
-        server = get_local_server(s.llm.model, Path(s.cache_dir).expanduser(), threads=s.llm.threads, ctx=s.llm.ctx)
+        server = get_local_server(
+            s.llm.model, Path(s.cache_dir).expanduser(), s.llm.threads, s.llm.ctx, keep_alive=s.llm.keep_alive
+        )
         if server.base_url == self._chat_model.openai_api_base:
             return False
         with self._chat_lock:
@@ -149,7 +171,9 @@ class Assistant:
         t0 = time.perf_counter()
         ensure_model(s.llm.model, Path(s.cache_dir).expanduser())
         t1 = time.perf_counter()
-        server = get_local_server(s.llm.model, Path(s.cache_dir).expanduser(), threads=s.llm.threads, ctx=s.llm.ctx)
+        server = get_local_server(
+            s.llm.model, Path(s.cache_dir).expanduser(), s.llm.threads, s.llm.ctx, keep_alive=s.llm.keep_alive
+        )
         t2 = time.perf_counter()
         self.chat_model()
         return {"assemble_s": t1 - t0, "start_s": t2 - t1, "base_url": server.base_url, "pid": server.pid}
@@ -188,6 +212,8 @@ class Assistant:
         self, k: int | None = None, where: dict[str, Any] | None = None, mode: RetrievalMode | None = None
     ) -> HybridRetriever:
         """A LangChain ``BaseRetriever`` over this assistant's index."""
+        from rag.store.adapter import HybridRetriever
+
         return HybridRetriever(retriever=self._retriever, k=k, where=where, mode=mode)
 
     def _check_question(self, question: str) -> str:
@@ -220,6 +246,8 @@ class Assistant:
         Rows: the ``k`` papers most relevant to ``query``, or without a query every paper (that matches
         ``where``) up to ``k`` (default ``settings.answer.table_max_papers``).
         """
+        from rag.answering.table import build_table, parse_attributes
+
         try:
             attrs = parse_attributes(attributes)
         except ValueError as e:
@@ -242,7 +270,10 @@ class Assistant:
             hits = self.search(query, k=limit, where=where)
         else:
             hits = [paper_hit(p) for p in self.papers() if paper_matches(p, where)][:limit]
+        ticket = self.llm_queue.enter() if (mode or self.settings.answer.mode) == "llm" else None
         try:
+            if ticket is not None:
+                ticket.wait()
             return build_table(
                 self._pipeline,
                 hits,
@@ -256,6 +287,9 @@ class Assistant:
             raise
         except Exception as e:  # the SDK raises many error types; describe them without secrets
             raise describe_llm_error(e, self.settings) from e
+        finally:
+            if ticket is not None:
+                ticket.release()
 
     # ------------------------------------------------------------------ answers
     def ask(
@@ -308,6 +342,8 @@ class Assistant:
         :class:`TokenEvent` as the model writes (markers that resolve to nothing are held back and dropped),
         then exactly one :class:`AnswerEvent` with the verified result, or one :class:`ErrorEvent`.
         A bad question raises :class:`QuestionError` before the first event."""
+        from rag.answering.pipeline import normalise_history
+
         query = Query(
             question=self._check_question(question),
             history=tuple(normalise_history(history)),
@@ -319,13 +355,28 @@ class Assistant:
             kind=kind,
         )
         try:
-            yield from self._answer_events(query)
+            if query.mode == "llm":
+                yield from self._in_line(self._answer_events(query))
+            else:
+                yield from self._answer_events(query)
         except RagError as e:
             yield ErrorEvent(e)
         except Exception as e:  # the SDK raises many error types; describe them without secrets
             yield ErrorEvent(describe_llm_error(e, self.settings))
 
+    def _in_line(self, events: Iterator[Event]) -> Iterator[Event]:
+        """``events`` once an LLM slot is free, with a :class:`QueuedEvent` about once a second until then."""
+        with self.llm_queue.enter() as ticket:  # BusyError when the line is full: the stream's ErrorEvent
+            if not ticket.granted:
+                yield QueuedEvent(ticket.position, 0.0)
+                while not ticket.wait(1.0):
+                    yield QueuedEvent(ticket.position, round(ticket.waited, 1))
+            yield from events
+
     def _answer_events(self, query: Query) -> Iterator[Event]:
+        from rag.answering.paths import compare, list_answer, yesno
+        from rag.answering.pipeline import MarkerFilter
+
         prep = self._pipeline.prepare(query)
         yield StatusEvent(prep.standalone, prep.hits, prep.quotes())
         if prep.kind == "list":

@@ -37,6 +37,15 @@ class BackendError(RagError):
     """A configured backend (LLM server, embeddings endpoint, Chroma server) failed or is unreachable."""
 
 
+class BusyError(RagError):
+    """Too many questions are waiting for the LLM (``RAG_LLM__MAX_WAITING``); ``retry_after`` is a fair guess,
+    in seconds, of when a slot frees up. The HTTP API answers 503 with that ``Retry-After``."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class QuestionError(RagError):
     """The question is empty or too long; ``code`` says which ('empty_question', 'question_too_long')."""
 

@@ -1,6 +1,7 @@
 """What :meth:`rag.Assistant.stream` yields: typed events that the CLI, the HTTP API and the UI match on.
 
-A stream is ``StatusEvent`` (retrieval done) -> any number of ``TokenEvent`` (the draft as the model
+A stream that waits for the LLM starts with ``QueuedEvent`` (its place in line, about once a second);
+then it is ``StatusEvent`` (retrieval done) -> any number of ``TokenEvent`` (the draft as the model
 writes it, markers that resolve to nothing already removed), and for a list question ``ItemEvent`` (a
 paper confirmed) and ``ProgressEvent`` (papers judged so far) -> exactly one ``AnswerEvent`` (the verified
 answer) or one ``ErrorEvent`` (the question could not be answered; the draft, if any, is disowned).
@@ -19,6 +20,16 @@ from dataclasses import dataclass, field
 
 from rag.errors import RagError
 from rag.types import Answer, ListItem, Quote, SearchHit
+
+
+@dataclass(frozen=True)
+class QueuedEvent:
+    """The question waits for the LLM (every slot is busy): it is ``position`` in line (1: next) and has waited
+    ``waited`` seconds. Sent on joining the line and about once a second after; a question that finds a free
+    slot, or needs no LLM (extractive answers), gets none."""
+
+    position: int
+    waited: float
 
 
 @dataclass(frozen=True)
@@ -69,4 +80,4 @@ class ErrorEvent:
     error: RagError
 
 
-Event = StatusEvent | TokenEvent | ItemEvent | ProgressEvent | AnswerEvent | ErrorEvent
+Event = QueuedEvent | StatusEvent | TokenEvent | ItemEvent | ProgressEvent | AnswerEvent | ErrorEvent

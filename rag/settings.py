@@ -101,6 +101,24 @@ class LLMSettings(_Group):
     )
     threads: int = Field(default=2, ge=1, description="CPU threads of the embedded llama.cpp server.")
     ctx: int = Field(default=4096, ge=512, description="Context window of the embedded llama.cpp server.")
+    keep_alive: float = Field(
+        default=300.0,
+        ge=0,
+        description="Seconds the embedded LLM server stays loaded after its last use, shared by every `rag` "
+        "command of this user (`rag llm status`, `rag llm stop`); 0: each process starts and stops its own.",
+    )
+    max_concurrent: int = Field(
+        default=1,
+        ge=1,
+        description="LLM answers generated at once; the rest wait in line (the embedded server decodes one at a "
+        "time, so more only splits its speed).",
+    )
+    max_waiting: int = Field(
+        default=24,
+        ge=0,
+        description="Questions that may wait for the LLM; one more is turned away at once (HTTP 503 with "
+        "Retry-After, a message in the UI) rather than left to time out.",
+    )
 
 
 class AnswerSettings(_Group):

@@ -16,6 +16,9 @@ import pytest
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# Tests start LLM servers of their own and must never share (or stop) the user's warm one: each process keeps
+# its own, as before the shared server existed. tests/test_daemon.py turns it on, in temporary cache dirs.
+os.environ["RAG_LLM__KEEP_ALIVE"] = "0"
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -166,3 +169,16 @@ def paper_id_containing(assistant: Any, snippet: str) -> str:
     ids = [p.paper_id for p in assistant.papers() if snippet in p.abstract]
     assert len(ids) == 1, f"{snippet!r} matches {len(ids)} papers"
     return ids[0]
+
+
+def count_calls(obj: Any, name: str) -> list[int]:
+    """Wrap ``obj.name`` so that every call appends to the returned list (e.g. reads of all of Chroma)."""
+    calls: list[int] = []
+    original = getattr(obj, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    setattr(obj, name, counting)
+    return calls

@@ -14,6 +14,7 @@ tenant default_tenant" and with BM25 rebuilt and saved by several threads at onc
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import threading
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from rag import Answer, AnswerEvent, Assistant, StatusEvent, TokenEvent
+from rag import Answer, AnswerEvent, Assistant, QueuedEvent, StatusEvent, TokenEvent
 from tests.conftest import free_port, paper_id_containing
 from tests.fakes import ScriptedChatModel, last_question
 
@@ -260,7 +261,11 @@ def test_twenty_concurrent_streams_are_well_ordered_and_their_own(
     assistant, _ = fresh_assistant
     streams, peak = run_at_once(lambda c: _collect(assistant, c))
     assert peak > 1
-    for case, events in zip(CASES, streams):
+    for case, all_events in zip(CASES, streams):
+        # A question waiting for the LLM's one slot is first told its place in line, then runs as if alone.
+        queued = list(itertools.takewhile(lambda e: isinstance(e, QueuedEvent), all_events))
+        assert all(q.position >= 1 for q in queued)
+        events = all_events[len(queued) :]
         kinds = [type(e) for e in events]
         assert kinds[0] is StatusEvent and kinds[-1] is AnswerEvent, kinds
         assert set(kinds[1:-1]) <= {TokenEvent} and kinds.count(StatusEvent) == kinds.count(AnswerEvent) == 1, kinds

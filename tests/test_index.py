@@ -214,14 +214,9 @@ def test_unchanged_reingest_reads_no_metadata_back_from_chroma(
 ) -> None:
     a = make_assistant()
     a.ingest([seed_corpus])
-    reads: list[int] = []
-    original = a._index.iter_all
+    from tests.conftest import count_calls
 
-    def counting() -> Any:
-        reads.append(1)
-        return original()
-
-    a._index.iter_all = counting  # type: ignore[method-assign]
+    reads = count_calls(a._index, "iter_all_vectors")
     again = a.ingest([seed_corpus])
     assert again.unchanged == 19 and reads == []  # BM25's manifest said what is indexed
 

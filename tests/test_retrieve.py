@@ -219,12 +219,18 @@ def _exact_nearest(a: Any, vector: list[float], n: int, venue: str) -> list[str]
 
 
 @pytest.mark.parametrize("query", list(FILTER_QUERIES)[:3])
-def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(venue_assistant: Any, query: str) -> None:
+def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(
+    venue_assistant: Any, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Over-fetching without a filter and keeping matches finds the true nearest matching chunks at
     least as well as Chroma's own where-filter, for venues of every size: the two big ones, mid-sized
-    and rare (Chroma filters those itself) and absent."""
+    and rare (Chroma filters those itself) and absent. (Exact search over the vectors beside BM25, which
+    now answers every filter of this small corpus first, is switched off here.)"""
     import collections
 
+    from rag.store.bm25 import BM25Store
+
+    monkeypatch.setattr(BM25Store, "has_vectors", property(lambda self: False))
     a = venue_assistant
     counts = collections.Counter(m.get("venue") for m in a._index.bm25.meta)
     ranked = [v for v, _n in counts.most_common()]
@@ -257,6 +263,29 @@ def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(venue_assis
     # The two big venues (~50 % and ~39 % of chunks) are answered without Chroma's filter, the mid-sized
     # (~1 %) and rare ones by it: over-fetching pays only for filters keeping >= ~8 % of chunks.
     assert answered_by_overfetch == ranked[:2]
+
+
+@pytest.mark.parametrize("query", list(FILTER_QUERIES)[:3])
+def test_narrow_filters_are_searched_exactly_over_the_matching_vectors(venue_assistant: Any, query: str) -> None:
+    """A filter keeping few chunks is answered from the vectors kept beside BM25, without Chroma's filtered
+    query, and finds exactly the true nearest matching chunks (brute force over Chroma's own vectors)."""
+    import collections
+
+    a = venue_assistant
+    counts = collections.Counter(m.get("venue") for m in a._index.bm25.meta)
+    ranked = [v for v, _n in counts.most_common()]
+    vector = a.embeddings.embed_query(query)
+    for venue in [ranked[len(ranked) // 2], ranked[-1], ranked[0]]:
+        fallbacks: list[int] = []
+        a._index.dense_search = _recording(a._index.dense_search, fallbacks)  # type: ignore[method-assign]
+        try:
+            ours = a._retriever._dense(vector, 50, {"venue": venue})
+        finally:
+            del a._index.dense_search
+        assert fallbacks == [], venue  # Chroma's filtered query was not needed
+        exact = _exact_nearest(a, vector, 50, venue)
+        assert [h.chunk_id for h in ours] == exact, venue
+        assert all(h.metadata.get("venue") == venue and h.metadata["_abstract"] for h in ours)
 
 
 def test_filters_whose_semantics_could_differ_from_chromas_go_to_chroma(venue_assistant: Any) -> None:

@@ -39,6 +39,7 @@ from rag import (
     Paper,
     ProgressEvent,
     QuestionKind,
+    QueuedEvent,
     Quote,
     RagError,
     SearchHit,
@@ -344,6 +345,12 @@ def format_sources_html(
     return f'<div class="rag-sources"><h4>Cited papers</h4>{_legend(cards)}{cards}</div>'
 
 
+def format_waiting_html(position: int, waited: float) -> str:
+    """The chat placeholder while a question waits for the LLM: its place in line and the time waited."""
+    place = "next in line" if position == 1 else f"number {position} in line"
+    return f"<em>Waiting for the model: {place}, {waited:.0f} s so far…</em>"
+
+
 def format_copy_text(answer: Answer) -> str:
     """Plain text of the answer followed by its numbered references (what the copy button copies)."""
     lines = [format_display(answer.text)]
@@ -586,6 +593,11 @@ def _backend_markdown(assistant: Assistant) -> str:
     )
 
 
+def _answer_workers(settings: Any) -> int:
+    """Gradio workers for answers: every question the LLM line holds, plus 4 for extractive answers."""
+    return int(settings.llm.max_concurrent + settings.llm.max_waiting + 4)
+
+
 def _choices(papers: list[Paper]) -> tuple[list[str], list[str]]:
     venues = sorted({p.venue for p in papers if p.venue})
     years = sorted({str(p.year) for p in papers if p.year}, reverse=True)
@@ -642,6 +654,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             kind=answer_as,
         ):
             match event:
+                case QueuedEvent(position=position, waited=waited):
+                    messages[-1] = {"role": "assistant", "content": format_waiting_html(position, waited)}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
                 case StatusEvent(sources=sources, evidence=evidence):
                     # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
                     sources_html = format_sources_html(None, turn, sources, evidence)
@@ -991,6 +1006,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         chat_outputs = [chatbot, history_state, answers_state, sources, copy_text, question, feedback_note]
         conv_outputs = [conv_id, conv_list, export_md, export_bib, export_csv, export_answer]
         view_outputs = [*chat_outputs, *conv_outputs]
+        # One limit for every way of asking (Gradio's own limit is per event): room for all who may wait for the
+        # LLM (Assistant.llm_queue bounds those and tells them their place) and a few extractive answers beside.
+        workers = _answer_workers(settings)
 
         def run_example(ex: gr.SelectData, *args: Any) -> Iterator[tuple[Any, ...]]:
             yield from respond(ex.value["text"], *args[1:])
@@ -1000,9 +1018,14 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             (ask_btn.click, respond),
             (chatbot.example_select, run_example),
         ):
-            trigger(fn, chat_inputs, chat_outputs, api_visibility="private").then(
-                save_conversation, [answers_state, conv_id], conv_outputs, api_visibility="private"
-            )
+            trigger(
+                fn,
+                chat_inputs,
+                chat_outputs,
+                api_visibility="private",
+                concurrency_id="answers",
+                concurrency_limit=workers,
+            ).then(save_conversation, [answers_state, conv_id], conv_outputs, api_visibility="private")
         chatbot.like(on_feedback, [answers_state], [feedback_note], api_visibility="private")
         clear_btn.click(clear_chat, None, view_outputs, api_visibility="private")
         conv_open.click(open_conversation, [conv_list], view_outputs, api_visibility="private")
@@ -1020,6 +1043,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             [table_attributes, table_query, table_venue, table_year, table_k],
             [table_status, table_html, table_csv, table_md],
             api_visibility="private",
+            concurrency_id="answers",
+            concurrency_limit=workers,
         )
 
         def ask(
@@ -1066,8 +1091,8 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                 raise gr.Error(str(e)) from e
             return result.to_json()
 
-        gr.api(ask, api_name="ask")
-        gr.api(table, api_name="table")
+        gr.api(ask, api_name="ask", concurrency_id="answers", concurrency_limit=workers)
+        gr.api(table, api_name="table", concurrency_id="answers", concurrency_limit=workers)
     return app
 
 

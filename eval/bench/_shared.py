@@ -26,3 +26,11 @@ def shared_data(name: str, given: Path | None = None) -> Path:
     if not (root / name).exists():
         sys.exit(f"{root / name} not found ({describe(name)}); set {ENV} to the folder holding it")
     return root / name
+
+
+def emit(table: str, out: Path | None, filename: str) -> None:
+    """Print a result table and, with ``--out``, keep it as ``out/filename``."""
+    print(table)
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / filename).write_text(table + "\n")

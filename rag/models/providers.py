@@ -11,12 +11,11 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from rag.errors import BackendError, ConfigError, redact
@@ -24,6 +23,7 @@ from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache,
 from rag.settings import Settings
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
     from langchain_openai import ChatOpenAI
 
 _HTTP_LOGGERS = ("openai", "httpx", "httpx2", "httpcore", "httpcore2", "langchain_openai")
@@ -155,14 +155,31 @@ def _checked_chat_openai() -> type[ChatOpenAI]:
     return CheckedChatOpenAI
 
 
-def _bounded_retry_client(base_url: str, api_key: str, timeout: float, max_retries: int) -> Any:
+def _bounded_retry_client(
+    base_url: str, api_key: str, timeout: float, max_retries: int, follow: Callable[[], str] | None = None
+) -> Any:
     """The ``openai`` client, except that a ``Retry-After`` longer than ``timeout`` is not waited for.
 
     The SDK honours Retry-After up to 120 s per retry: a rate-limited question would hang for minutes
     with ``timeout=2``. Failing at once, with the wait in the message, keeps every fault within the timeout.
     (``_should_retry`` is the SDK's hook for this decision; it has kept that name since openai 1.0.)
+
+    ``follow`` (the shared embedded server): called before every request, returns the server's current
+    address, and the request goes there; so a client outlives the server's idle stops and restarts.
     """
     import openai
+
+    http_client = None
+    if follow is not None:
+        import httpx
+
+        def redirect(request: httpx.Request) -> None:
+            now = httpx.URL(follow())
+            if (request.url.host, request.url.port) != (now.host, now.port):
+                request.url = request.url.copy_with(host=now.host, port=now.port)
+                request.headers["host"] = f"{now.host}:{now.port}"
+
+        http_client = openai.DefaultHttpxClient(event_hooks={"request": [redirect]})
 
     class BoundedRetryOpenAI(openai.OpenAI):
         def _should_retry(self, response: Any) -> bool:
@@ -171,7 +188,9 @@ def _bounded_retry_client(base_url: str, api_key: str, timeout: float, max_retri
                 return False
             return bool(super()._should_retry(response))
 
-    return BoundedRetryOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+    return BoundedRetryOpenAI(
+        base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries, http_client=http_client
+    )
 
 
 class _EndpointEmbeddings(Embeddings):
@@ -208,6 +227,7 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
     up to 25% jitter; a Retry-After up to ``timeout`` instead), always before any token has streamed.
     """
     s = settings.llm
+    follow = None
     if s.base_url:
         base_url = s.base_url
         api_key = s.api_key.get_secret_value() if s.api_key else "not-needed"
@@ -215,10 +235,13 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
     else:
         from rag.models.local_llm import get_local_server
 
-        server = get_local_server(s.model, Path(settings.cache_dir).expanduser(), threads=s.threads, ctx=s.ctx)
+        server = get_local_server(
+            s.model, Path(settings.cache_dir).expanduser(), threads=s.threads, ctx=s.ctx, keep_alive=s.keep_alive
+        )
         base_url = server.base_url or ""
-        api_key = "local"
-    root = _bounded_retry_client(base_url, api_key, s.timeout, s.max_retries)
+        api_key = server.api_key
+        follow = getattr(server, "ensure", None)  # the shared server: followed across its restarts
+    root = _bounded_retry_client(base_url, api_key, s.timeout, s.max_retries, follow)
     return _checked_chat_openai()(  # field names, not their aliases: see make_embeddings
         model_name=s.model,
         openai_api_base=base_url,

@@ -1,6 +1,6 @@
 """The Chroma connection: one client per index (embedded ``PersistentClient`` or a ``chroma run`` server),
 one-line errors that say what to do, filters in Chroma's syntax, and the one loop that pages through a
-whole collection."""
+whole collection. ``chromadb`` is imported when the first client opens, not with this module."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
-
-import chromadb
 
 from rag.errors import BackendError, IndexCorruptError, RagError
 from rag.types import MetaValue
@@ -48,6 +46,8 @@ class ChromaConnection:
         return self._client
 
     def _make_client(self) -> Any:
+        import chromadb  # here, not at module level: ~0.5 s, overlapped with loading the embedder (Retriever.search)
+
         url = self.url
         try:
             if url:
@@ -103,6 +103,17 @@ class ChromaConnection:
             return max(1, int(self.client.get_max_batch_size()))
         except Exception:  # an older server without the endpoint: ours is well under its default
             return default
+
+    def reopen(self) -> None:
+        """A new local client: chromadb's embedded vector index is loaded once per client and does not see
+        another process's writes (its query kept returning a chunk another process had deleted)."""
+        if self.url or self._client is None:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        # The old system is left running, not stopped: a search in another thread may still be using it.
+        SharedSystemClient._identifier_to_system.pop(str(self.local_path), None)
+        self._client = self._make_client()
 
     def delete_local(self) -> None:
         """Remove the local Chroma folder and forget chromadb's in-process client for it."""

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from filelock import FileLock, Timeout
 from langchain_core.embeddings import Embeddings
 
@@ -31,6 +33,8 @@ from rag.store.metadata import document_of, paper_from_metadata, unpack_metadata
 from rag.types import IngestReport, MetaValue, Paper
 
 SCHEMA = 1
+_UNSEEN = object()  # the stamp before the first query
+_REMOTE_CHECK_S = 1.0  # with a Chroma server: re-read the generation at most this often
 
 
 class PaperIndex:
@@ -46,6 +50,11 @@ class PaperIndex:
         self._bm25: BM25Store | None = None
         self._dimension: int | None = getattr(embeddings, "dimension", None)
         self._writer_thread: int | None = None  # the thread holding the writer lock, if this process holds it
+        #: one lock for this process's readers and its in-process ingest around BM25 and the collection handle,
+        #: so a question racing an ingest neither rebuilds BM25 nor reads a half-swapped store
+        self.lock = threading.RLock()
+        self._stamp_seen: Any = _UNSEEN
+        self._checked_at = 0.0
 
     # ---------------------------------------------------------------- collection
     @property
@@ -97,6 +106,19 @@ class PaperIndex:
         )
 
     def _check_compatible(self, meta: dict[str, Any]) -> None:
+        found = meta.get("rag_schema")
+        where = f"The index in collection {self.settings.collection!r} ({self.settings.chroma_url or self.data_dir})"
+        if isinstance(found, int) and found > SCHEMA:
+            raise IndexMismatchError(
+                f"{where} was written by a newer build of rag (index format {found}; this build reads {SCHEMA}): "
+                "upgrade rag (pip install -U rag-abstracts), or rebuild it for this build with "
+                "`rag ingest --rebuild PATH...`."
+            )
+        if found != SCHEMA:
+            raise IndexMismatchError(
+                f"{where} was written by an older build of rag (index format {found}; this build reads {SCHEMA}): "
+                "rebuild it with `rag ingest --rebuild PATH...` (the embedding cache is kept, so that is fast)."
+            )
         diffs = self.setting_diffs(meta, "index")
         if diffs:
             raise IndexMismatchError(
@@ -122,9 +144,18 @@ class PaperIndex:
 
     def iter_all(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every chunk (id, unpacked metadata)."""
-        for got in self.chroma.pages(self.collection, ["metadatas"], "reading the index"):
-            for cid, m in zip(got["ids"], got["metadatas"]):
-                yield cid, unpack_metadata(m)
+        for cid, m, _v in self.iter_all_vectors(with_vectors=False):
+            yield cid, m
+
+    def iter_all_vectors(self, *, with_vectors: bool = True) -> Iterator[tuple[str, dict[str, Any], Any]]:
+        """Every chunk (id, unpacked metadata, its vector or None)."""
+        include = ["metadatas", "embeddings"] if with_vectors else ["metadatas"]
+        for got in self.chroma.pages(self.collection, include, "reading the index"):
+            vectors = got.get("embeddings") if with_vectors else None
+            if vectors is None:
+                vectors = [None] * len(got["ids"])
+            for cid, m, v in zip(got["ids"], got["metadatas"], vectors):
+                yield cid, unpack_metadata(m), v
 
     def rebuild(self) -> None:
         """Delete the collection and the BM25 index; the next ingest starts from scratch.
@@ -147,16 +178,82 @@ class PaperIndex:
     def _bm25_dir(self) -> Path:
         return self.data_dir / "bm25" / self.settings.collection
 
+    def _stamp_path(self) -> Path:
+        return self.data_dir / f".generation-{self.settings.collection}"
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self._stamp_path().stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def write_stamp(self, generation: str | None) -> None:
+        """Tell readers in other processes that the index changed (they stat this file on every query)."""
+        path = self._stamp_path()
+        tmp = path.with_name(path.name + f".tmp-{uuid.uuid4().hex[:8]}")
+        try:
+            tmp.write_text(generation or "")
+            tmp.replace(path)  # a new inode: a reader's stat sees the change even within one mtime tick
+            self._stamp_seen = self._stamp()  # our own write: this process's readers already see it
+        except OSError:  # a read-only data dir: readers then notice only through Chroma (remote) or a restart
+            tmp.unlink(missing_ok=True)
+
+    def refresh(self) -> None:
+        """Notice another process's writes, cheaply enough to run before every query.
+
+        A local writer replaces a stamp file when it starts and when it finishes; a reader stats it (a few
+        microseconds) and, when it changed, re-reads the collection's generation (and so BM25, the
+        metadata and the vectors on their next use) and reopens its Chroma client, whose in-memory
+        vector index would otherwise not see another process's writes. With a Chroma server the
+        generation is also re-read at most once a second, for writers on other machines.
+        """
+        stamp = self._stamp()
+        now = time.monotonic()
+        remote_due = bool(self.settings.chroma_url) and now - self._checked_at >= _REMOTE_CHECK_S
+        if stamp == self._stamp_seen and not remote_due:
+            return
+        with self.lock:
+            if stamp != self._stamp_seen:
+                if self._stamp_seen is not _UNSEEN and self._writer_thread is None and not self.settings.chroma_url:
+                    self.chroma.reopen()
+                self._stamp_seen = stamp
+            self._checked_at = now
+            self._collection = None
+
     @property
     def bm25(self) -> BM25Store:
-        gen = self.generation()
-        if self._bm25 is None or self._bm25.generation != gen:
+        """The BM25 store (with the metadata and vectors) of the collection's current generation.
+
+        While an ingest writes (in this process, or another one holding the writer lock) readers keep the
+        snapshot they have, consistent if a little old, instead of rebuilding from a half-written Chroma;
+        the writer's finished store is picked up on the next query after it.
+        """
+        with self.lock:
+            gen = self.generation()
+            if self._bm25 is not None and self._bm25.generation == gen:
+                return self._bm25
+            mine = self._writer_thread == threading.get_ident()
+            if not mine and self._bm25 is not None and self._writer_busy():
+                return self._bm25
             store = BM25Store(self._bm25_dir())  # another process may have saved the current one
-            if store.load() and store.generation == gen:
+            if store.load() and (store.generation == gen or (not mine and self._writer_busy())):
                 self._bm25 = store
             else:
                 self._bm25 = self._reader_rebuild()
-        return self._bm25
+            return self._bm25
+
+    def _writer_busy(self) -> bool:
+        """True while an ingest (this process's other thread, or another process) holds the writer lock."""
+        if self._writer_thread is not None:
+            return self._writer_thread != threading.get_ident()
+        lock = FileLock(str(self._lock_path()))
+        try:
+            lock.acquire(timeout=0)
+        except (Timeout, OSError):
+            return True
+        lock.release()
+        return False
 
     def _reader_rebuild(self) -> BM25Store:
         """Rebuild BM25 from Chroma for a reader; saved only while holding the writer lock.
@@ -180,10 +277,10 @@ class PaperIndex:
             lock.release()
 
     def rebuild_bm25(self, generation: str | None, *, save: bool = True) -> BM25Store:
-        """BM25 (and its manifest) from every chunk in Chroma."""
+        """BM25 (its manifest, the metadata and the vectors) from every chunk in Chroma."""
         chunks = BM25Input()
-        for cid, m in self.iter_all():
-            chunks.add(cid, document_of(m), m)
+        for cid, m, v in self.iter_all_vectors():
+            chunks.add(cid, document_of(m), m, None if v is None else np.asarray(v, dtype=np.float32))
         return self.build_bm25(generation, chunks, save=save)
 
     def build_bm25(self, generation: str | None, chunks: BM25Input, *, save: bool = True) -> BM25Store:
@@ -191,10 +288,34 @@ class PaperIndex:
         store = BM25Store(self._bm25_dir())
         if self._bm25 is not None:
             store.share_stems(self._bm25)
-        store.build(chunks.ids, chunks.texts, chunks.meta, generation or "", papers=chunks.papers)
+        store.build(
+            chunks.ids,
+            chunks.texts,
+            chunks.meta,
+            generation or "",
+            papers=chunks.papers,
+            vectors=chunks.vector_matrix(),
+        )
         if save:
             store.save()
-        self._bm25 = store
+            self.write_stamp(generation)
+        with self.lock:
+            self._bm25 = store
+        return store
+
+    def update_bm25(
+        self, generation: str, base: BM25Store, remove: Sequence[str], add: BM25Input, forget_papers: Iterable[str]
+    ) -> BM25Store:
+        """``base`` with the chunks ``remove`` deleted and ``add`` appended (no Chroma read, no re-tokenising of
+        unchanged chunks), saved and swapped in whole."""
+        store = BM25Store(self._bm25_dir())
+        store.share_stems(base)
+        store.load_from(base)
+        store.update(remove, add, generation, forget_papers)
+        store.save()
+        self.write_stamp(generation)
+        with self.lock:
+            self._bm25 = store
         return store
 
     # ---------------------------------------------------------------- one writer

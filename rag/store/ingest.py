@@ -64,7 +64,8 @@ def _ingest_locked(
     col = index.collection
     # What is indexed now, from BM25's manifest (read from Chroma only when BM25 is out of sync,
     # or holds another number of chunks than Chroma: someone changed Chroma behind our back).
-    store = index.bm25
+    with index.lock:  # this process's questions meanwhile keep the store they have (see PaperIndex.bm25)
+        store = index.bm25
     with index.chroma.guard("counting chunks"):
         n_chunks = int(col.count())
     if len(store.ids) != n_chunks:
@@ -108,11 +109,12 @@ def _ingest_locked(
         col.modify(metadata=dict(col.metadata or {}) | {"generation": generation})
         for i in range(0, len(stale_chunks), 5000):
             col.delete(ids=stale_chunks[i : i + 5000])
+    index.write_stamp(generation)  # readers elsewhere keep their snapshot until the finished store is saved
 
     rows = chunk_rows(index.settings, to_write)
     total = len(rows)
     computed_before = getattr(index.embeddings, "computed", None)
-    kept = BM25Input()  # on a first ingest BM25 is built from the texts in hand, not read back from Chroma
+    kept = BM25Input()  # BM25 is built or updated from the texts in hand, not read back from Chroma
     max_batch = min(WRITE_BATCH, index.chroma.max_batch(WRITE_BATCH))
     pending: list[tuple[str, Any, dict[str, Any]]] = []
     last_flush = time.monotonic()
@@ -150,11 +152,11 @@ def _ingest_locked(
             raise BackendError(
                 f"The embedder returned {len(vectors)} vectors for {len(texts)} texts; rerun the ingest to continue."
             )
-        for (p, c, n), text, vector in zip(batch, texts, vectors, strict=True):
+        matrix = np.asarray(vectors, dtype=np.float32)  # rows of one array, not 384 Python floats per chunk
+        for (p, c, n), text, vector in zip(batch, texts, matrix, strict=True):
             meta = chunk_metadata(p, c, n)
             pending.append((c.chunk_id, vector, meta))
-            if fresh:
-                kept.add(c.chunk_id, text, meta)
+            kept.add(c.chunk_id, text, meta, vector)
         # Few large writes are cheaper than many small ones, but a slow embedder still shows progress.
         if len(pending) >= WRITE_BATCH or time.monotonic() - last_flush >= 1.0 or i + EMBED_BATCH >= total:
             flush()
@@ -164,6 +166,7 @@ def _ingest_locked(
     del rows, existing  # free the chunk list before BM25 holds every chunk's tokens
     if fresh:
         index.build_bm25(generation, kept)
-    else:
-        index.rebuild_bm25(generation)
+    else:  # delete and insert rows: no Chroma read, only the new chunks tokenised
+        rewritten = [*report.updated, *report.repaired, *report.removed]
+        index.update_bm25(generation, store, stale_chunks, kept, rewritten)
     return report

@@ -1,0 +1,162 @@
+"""A writer's change seen by a running reader, and what noticing costs, on an existing index.
+
+    .venv/bin/python eval/bench/bench_freshness.py --data-dir DIR --collection NAME [--model MODEL] [--queries 20]
+
+Runs on an existing local index (e.g. the one eval/bench/bench_scale.py leaves in its work folder, which it then
+changes: one paper is added and removed again). A reader process opens the index and answers searches
+(hybrid, k=5; titles sampled with a fixed seed); meanwhile:
+
+* the cost of noticing: the reader's search p50 before any write, and `PaperIndex.refresh()` alone (the stat
+  of the stamp file every query pays);
+* a writer process ingests one new paper; the reader's next search must find it (BM25, dense and a venue
+  filter), and its latency is the one-off cost of reloading BM25 and reopening Chroma;
+* the writer removes it again (`ingest --prune` would rewrite everything, so the paper's chunks are
+  deleted through the same incremental path) and the reader must stop finding it.
+
+Prints one Markdown table with the load average beside every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from _shared import emit
+
+_READER = r"""
+import json, sys, time
+from rag import Assistant, get_settings
+a = Assistant(get_settings(data_dir=sys.argv[1], collection=sys.argv[2], embedding={"model": sys.argv[3]}))
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    cmd = json.loads(line)
+    if cmd.get("op") == "refresh":
+        idx = a._index
+        t0 = time.perf_counter()
+        for _ in range(cmd["n"]):
+            idx.refresh()
+        print(json.dumps({"us": 1e6 * (time.perf_counter() - t0) / cmd["n"]}), flush=True)
+        continue
+    t0 = time.perf_counter()
+    hits = a.search(cmd["q"], k=5, mode=cmd.get("mode"), where=cmd.get("where"))
+    print(json.dumps({"s": time.perf_counter() - t0, "ids": [h.paper_id for h in hits]}), flush=True)
+"""
+
+_WRITER = r"""
+import json, sys, time
+from rag import Assistant, Paper, get_settings
+a = Assistant(get_settings(data_dir=sys.argv[1], collection=sys.argv[2], embedding={"model": sys.argv[3]}))
+op, venue = sys.argv[4], sys.argv[5]
+index = a._index
+if op == "add":
+    p = Paper(paper_id="bench-freshness-zeolite", title="Zeolite catalysis of methane to methanol",
+              abstract="We study zeolite catalysis of methane to methanol at low temperature.", venue=venue)
+    t0 = time.perf_counter()
+    report = index.ingest([p])
+else:  # remove that one paper: the incremental path deletes its chunks and updates BM25
+    keep = [q for q in a.papers() if q.paper_id != "bench-freshness-zeolite"]
+    t0 = time.perf_counter()
+    report = index.ingest(keep, prune=True)
+print(json.dumps({"s": time.perf_counter() - t0, "report": report.to_json()}))
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, required=True)
+    ap.add_argument("--collection", required=True)
+    ap.add_argument("--model", default="wordllama-l2-supercat-256")
+    ap.add_argument("--queries", type=int, default=20)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+
+    from rag import Assistant, get_settings
+
+    probe = Assistant(get_settings(data_dir=args.data_dir, collection=args.collection, embedding={"model": args.model}))
+    papers = probe.papers()
+    titles = [p.title for p in random.Random(3).sample(papers, args.queries)]
+    venues = sorted({p.venue for p in papers if p.venue}, key=lambda v: sum(p.venue == v for p in papers))
+    venue = venues[len(venues) // 2]  # a mid-sized venue
+    del probe
+
+    base = [str(args.data_dir), args.collection, args.model]
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _READER, *base], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert reader.stdin is not None and reader.stdout is not None
+
+    def call(cmd: dict[str, object]) -> dict[str, object]:
+        reader.stdin.write(json.dumps(cmd) + "\n")  # type: ignore[union-attr]
+        reader.stdin.flush()  # type: ignore[union-attr]
+        return dict(json.loads(reader.stdout.readline()))  # type: ignore[union-attr]
+
+    def write(op: str) -> tuple[float, float]:
+        load = os.getloadavg()[0]
+        out = subprocess.run(
+            [sys.executable, "-c", _WRITER, *base, op, venue], capture_output=True, text=True, timeout=900
+        )
+        if out.returncode:
+            raise SystemExit(out.stderr[-2000:])
+        return float(json.loads(out.stdout.strip().splitlines()[-1])["s"]), load
+
+    rows: list[tuple[str, str, float]] = []
+    query = "zeolite catalysis of methane to methanol"
+    try:
+        json.loads(reader.stdout.readline())
+        for t in titles[:3]:
+            call({"q": t})  # warm-up: opens Chroma, loads BM25 and the embedder
+        load = os.getloadavg()[0]
+        times = sorted(float(call({"q": t})["s"]) for t in titles)  # type: ignore[arg-type]
+        rows.append(("reader search p50, no writes (hybrid, k=5)", f"{1000 * times[len(times) // 2]:.1f} ms", load))
+        load = os.getloadavg()[0]
+        rows.append(
+            (
+                "`refresh()` alone (a stat of the stamp file), per query",
+                f"{call({'op': 'refresh', 'n': 20000})['us']:.1f} µs",
+                load,
+            )
+        )
+        assert "bench-freshness-zeolite" not in call({"q": query})["ids"]  # type: ignore[operator]
+
+        seconds, load = write("add")
+        rows.append(("writer process: ingest 1 new paper (process start excluded)", f"{seconds:.2f} s", load))
+        load = os.getloadavg()[0]
+        first = call({"q": query})
+        found = "bench-freshness-zeolite" in first["ids"]  # type: ignore[operator]
+        rows.append(("reader's next search after the write: finds the new paper", "yes" if found else "NO", load))
+        rows.append(("... its latency (reload BM25 + reopen Chroma, once)", f"{1000 * float(first['s']):.0f} ms", load))  # type: ignore[arg-type]
+        bm25 = "bench-freshness-zeolite" in call({"q": query, "mode": "bm25"})["ids"]  # type: ignore[operator]
+        dense = "bench-freshness-zeolite" in call({"q": query, "mode": "dense"})["ids"]  # type: ignore[operator]
+        filt = "bench-freshness-zeolite" in call({"q": query, "where": {"venue": venue}})["ids"]  # type: ignore[operator]
+        rows.append(("... found by BM25 / dense / with its venue filter", f"{bm25} / {dense} / {filt}", load))
+        load = os.getloadavg()[0]
+        after = sorted(float(call({"q": t})["s"]) for t in titles)  # type: ignore[arg-type]
+        rows.append(("reader search p50 after it (steady again)", f"{1000 * after[len(after) // 2]:.1f} ms", load))
+
+        seconds, load = write("remove")
+        rows.append(("writer process: remove that paper again", f"{seconds:.2f} s", load))
+        gone = "bench-freshness-zeolite" not in call({"q": query})["ids"]  # type: ignore[operator]
+        rows.append(("reader's next search no longer finds it", "yes" if gone else "NO", os.getloadavg()[0]))
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=60)
+
+    lines = [
+        f"{len(papers)} papers, `{args.model}`, mid-sized venue `{venue}`; {os.cpu_count()} CPUs",
+        "",
+        "| measure | value | load average |",
+        "|---|---|---|",
+        *(f"| {m} | {v} | {lo:.1f} |" for m, v, lo in rows),
+    ]
+    table = "\n".join(lines)
+    emit(table, args.out, "freshness.md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,87 @@
+"""`rag llm status | start | stop`: the shared embedded LLM server (see docs/operations.md#the-warm-llm-server)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from rag.errors import RagError
+
+
+def _settings(ctx: click.Context) -> Any:
+    from rag.settings import get_settings
+
+    return get_settings(**(ctx.obj or {}).get("overrides", {}))
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def _describe(status: dict[str, Any]) -> str:
+    if status["mode"] == "endpoint":
+        return f"The LLM is the endpoint {status['endpoint']} (model {status['model']}); no embedded server runs."
+    if not status["running"]:
+        how = (
+            "each command starts its own (RAG_LLM__KEEP_ALIVE=0)"
+            if status["mode"] == "per-process"
+            else f"the next question starts it; it then stays loaded {status['keep_alive']:g} s after its last use"
+        )
+        return f"No shared LLM server runs for {status['model']}: {how}."
+    rss = f", {status['rss_mb'] / 1024:.1f} GB" if status.get("rss_mb") else ""
+    return (
+        f"{status['model']} is loaded: pid {status['pid']}, {status['address']}, {status['threads']} threads, "
+        f"context {status['ctx']}{rss}; up {_duration(status['uptime_s'])}, last used {_duration(status['idle_s'])} "
+        f"ago, stops after {status['keep_alive']:g} s idle. Log: {status['log']}"
+    )
+
+
+@click.group("llm")
+def llm() -> None:
+    """The embedded LLM server, shared by your `rag` commands while in use (RAG_LLM__KEEP_ALIVE)."""
+
+
+@llm.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Whether the shared server runs: pid, address, memory, idle time."""
+    from rag.llm import llm_status
+
+    try:
+        info = llm_status(_settings(ctx))
+    except RagError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(json.dumps(info) if as_json else _describe(info))
+
+
+@llm.command()
+@click.pass_context
+def start(ctx: click.Context) -> None:
+    """Load the model now, so the first question does not wait for it."""
+    from rag.llm import start_llm
+
+    try:
+        info = start_llm(_settings(ctx))
+    except RagError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(_describe(info))
+
+
+@llm.command()
+@click.pass_context
+def stop(ctx: click.Context) -> None:
+    """Stop the shared server now (for every process using it; the next question starts it again)."""
+    from rag.llm import stop_llm
+
+    try:
+        stopped = stop_llm(_settings(ctx))
+    except RagError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"Stopped the LLM server (pid {stopped['pid']})." if stopped else "No shared LLM server was running.")

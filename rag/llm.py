@@ -1,0 +1,94 @@
+"""The embedded LLM server as the commands see it: `rag llm status | start | stop`.
+
+The shared server itself is :mod:`rag.models.daemon`; this module turns settings into a handle on it and its
+state into plain data, so the apps (which may not import ``rag.models``) can show and control it. Nothing
+here loads the model or imports the answering stack: `rag llm status` takes a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rag.errors import ConfigError
+from rag.models.daemon import DaemonServer
+from rag.models.local_llm import GGUF_MODELS, ensure_model, get_local_server
+from rag.settings import Settings
+
+
+def _handle(settings: Settings) -> DaemonServer:
+    s = settings.llm
+    spec = GGUF_MODELS.get(s.model)
+    if spec is None:
+        raise ConfigError(f"unknown local model {s.model!r}; known: {', '.join(sorted(GGUF_MODELS))}")
+    cache = Path(settings.cache_dir).expanduser().resolve()
+    return DaemonServer(
+        cache / "models" / f"{s.model}.gguf",
+        name=s.model,
+        sha256=spec.sha256,
+        run_dir=cache / "llm",
+        threads=s.threads,
+        ctx=s.ctx,
+        keep_alive=s.keep_alive or 1.0,  # a handle for status/stop works whatever keep_alive says
+    )
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def llm_status(settings: Settings) -> dict[str, Any]:
+    """Where answers come from and, for the shared embedded server, whether it runs: pid, address, model,
+    threads, ctx, keep_alive, uptime_s, idle_s (since the last use), rss_mb, log."""
+    s = settings.llm
+    if s.base_url:
+        return {"running": None, "mode": "endpoint", "endpoint": s.base_url, "model": s.model}
+    mode = "shared" if s.keep_alive > 0 else "per-process"
+    handle = _handle(settings)
+    state = handle.status()
+    out: dict[str, Any] = {"running": state is not None, "mode": mode, "model": s.model, "keep_alive": s.keep_alive}
+    if state is None:
+        return out
+    idle = handle.idle_seconds()
+    return out | {
+        "pid": state.pid,
+        "address": state.address,
+        "threads": state.threads,
+        "ctx": state.ctx,
+        "keep_alive": state.keep_alive,
+        "uptime_s": round(time.time() - state.started, 1),
+        "idle_s": None if idle is None else round(idle, 1),
+        "rss_mb": _rss_mb(state.pid),
+        "log": str(handle.log_path),
+    }
+
+
+def start_llm(settings: Settings) -> dict[str, Any]:
+    """Start the shared server now (assembling the model on first use), or find it running; its status."""
+    s = settings.llm
+    if s.base_url:
+        raise ConfigError(f"The LLM is the endpoint {s.base_url} (RAG_LLM_BASE_URL): there is no server to start.")
+    if s.keep_alive <= 0:
+        raise ConfigError(
+            "RAG_LLM__KEEP_ALIVE is 0, so each command starts its own LLM server and stops it on exit; "
+            "set it to the seconds a shared server should stay loaded (default 300)."
+        )
+    cache = Path(settings.cache_dir).expanduser()
+    ensure_model(s.model, cache, progress=True)
+    get_local_server(s.model, cache, s.threads, s.ctx, keep_alive=s.keep_alive)
+    return llm_status(settings)
+
+
+def stop_llm(settings: Settings) -> dict[str, Any] | None:
+    """Stop the shared server of the configured model for every process; what ran (pid, address), or None."""
+    if settings.llm.base_url:
+        return None
+    state = _handle(settings).shutdown()
+    return None if state is None else {"pid": state.pid, "address": state.address, "model": state.model}

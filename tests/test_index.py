@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -277,3 +279,37 @@ def test_a_reader_saves_no_bm25_while_an_ingest_holds_the_writer_lock(make_assis
     later = Assistant(a.settings, embeddings=a.embeddings)
     assert later.search("zebras drone video", k=1)[0].paper_id == "p1"
     assert (bm25_dir / "chunks.json").exists()  # no writer now: the rebuilt store is kept
+
+
+def test_chromadb_import_skips_only_its_own_signature_checks(tmp_path: Path) -> None:
+    """`import_chromadb` (the fast import) leaves a working chromadb and the `overrides` package as it was."""
+    code = f"""
+import importlib
+checks = importlib.import_module("overrides.overrides")
+before = checks._overrides
+from rag.store.chroma import import_chromadb
+chromadb = import_chromadb()
+assert checks._overrides is before, "overrides left patched"
+assert import_chromadb() is chromadb
+from chromadb.errors import InvalidDimensionException
+assert InvalidDimensionException("x").name() == "InvalidDimension"
+client = chromadb.PersistentClient(path={str(tmp_path / "c")!r})
+col = client.create_collection("abc", embedding_function=None)
+col.add(ids=["x"], embeddings=[[1.0, 0.0]], documents=["d"])
+assert col.query(query_embeddings=[[1.0, 0.0]], n_results=1)["ids"] == [["x"]]
+
+class Base:
+    def f(self, a: int) -> int:
+        return a
+
+try:
+    class Bad(Base):
+        @checks.override
+        def f(self, a: int, b: int) -> int:
+            return a
+except TypeError:
+    print("checked")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "checked"  # later uses of @override still check signatures

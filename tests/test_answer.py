@@ -115,6 +115,17 @@ def test_irrelevant_question_is_refused_without_calling_the_llm(seed_assistant: 
     assert len(ans.sources) <= 3
 
 
+def test_question_using_a_name_an_abstract_defines_passes_the_relevance_gate(seed_assistant: Any) -> None:
+    """However poorly it embeds (here no cosine passes the gate), a question that uses a name the abstract
+    defines ("HTMP", not in the paper's title) reaches the model; a question with no such name does not."""
+    a, fake = with_llm(seed_assistant, lambda p: NO_ANSWER, min_relevance=0.99)
+    a.ask("What is the heaviness parameter used for in the HTMP paper?")
+    assert len(fake.prompts) == 1 and "HTMP" in fake.prompts[0]
+    for question in ("What is the capital of France?", "Which XYZQ method is best for NLPX tasks?"):
+        assert a.ask(question).refused
+    assert len(fake.prompts) == 1
+
+
 def test_empty_index_is_refused_without_calling_the_llm(make_assistant: Callable[..., Any]) -> None:
     empty = make_assistant()
     fake = ScriptedChatModel(reply=lambda p: "Anything [1].")

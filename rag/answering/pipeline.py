@@ -98,6 +98,26 @@ def names_paper(question: str, title: str) -> bool:
     return False
 
 
+# a name-like token: an acronym of 3+ letters with 2+ capitals (HTMP, DiT, CoCHI), a word with an inner capital
+# (WildBox) or letters mixed with digits (Qwen3, GSM8K)
+_NAME_TOKEN = re.compile(r"(?<![\w-])(?=\w*(?:[A-Z]\w*[A-Z]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]))[A-Za-z][\w&-]{2,}")
+
+
+def mentions_paper(question: str, hit: SearchHit) -> bool:
+    """True when the question names the paper (:func:`names_paper`) or uses a name that its abstract
+    defines or states ("the HTMP paper" for an abstract that says "(HTMP)"): a question that uses a
+    paper's own terms is on topic however poorly it embeds. Only the relevance gate uses it; kinds are
+    recognised from titles, so a name shared by many abstracts ("LLMs") never makes a comparison."""
+    if names_paper(question, hit.title):
+        return True
+    text = f"{hit.title} {hit.abstract or hit.text}"
+    for name in _NAME_TOKEN.findall(question):
+        stem = name[:-1] if name.endswith("s") and name[:-1].isupper() else name  # "LLMs" is "LLM" in plural
+        if re.search(rf"(?<![\w-]){re.escape(stem)}s?(?![\w-])", text):
+            return True
+    return False
+
+
 def is_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text)) or not text.strip()
 
@@ -228,7 +248,8 @@ class AnswerPipeline:
         kind = query.kind or classify_question(standalone, named_papers=named_count)
         if kind in ("list", "compare"):  # these paths choose their own papers and evidence
             return Prepared(question, standalone, hits, [], [], None, timings, 0, llm_error, named, {}, kind)
-        if not (best is None or best >= self.settings.answer.min_relevance or named):
+        on_topic = named or any(mentions_paper(standalone, h) for h in hits)
+        if not (best is None or best >= self.settings.answer.min_relevance or on_topic):
             return Prepared(
                 question,
                 standalone,

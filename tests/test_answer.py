@@ -126,6 +126,18 @@ def test_question_using_a_name_an_abstract_defines_passes_the_relevance_gate(see
     assert len(fake.prompts) == 1
 
 
+def test_comparison_finds_a_paper_named_by_a_term_only_its_abstract_uses(seed_assistant: Any) -> None:
+    """'the HTMP paper' names the abstract that defines HTMP (not its title): both papers are compared,
+    in the order the question names them, each with a verified or quoted sentence."""
+    a, fake = with_llm(seed_assistant, lambda p: NO_ANSWER, compare_margin=0.0)
+    ans = a.ask("What do the HTMP paper and WildBox each find?", kind="compare")
+    htmp = paper_id_containing(seed_assistant, "(HTMP)")
+    wildbox = paper_id_containing(seed_assistant, "We introduce WildBox")
+    cited = list(dict.fromkeys(c.paper_id for c in ans.citations))
+    assert cited == [htmp, wildbox] and not ans.refused
+    assert all(c.quote for c in ans.citations) and len(ans.text.splitlines()) == 2  # one part per paper
+
+
 def test_empty_index_is_refused_without_calling_the_llm(make_assistant: Callable[..., Any]) -> None:
     empty = make_assistant()
     fake = ScriptedChatModel(reply=lambda p: "Anything [1].")

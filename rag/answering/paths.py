@@ -390,9 +390,13 @@ def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared) -> list[SearchH
     from rag.answering.pipeline import names_paper
 
     named = [h for h in prep.hits if names_paper(prep.standalone, h.title)]
+    if len(named) < 2:  # "the cfDNA paper": a name that only one retrieved abstract uses names that paper
+        ids = {h.paper_id for h in named}
+        named += [h for h in _named_by_their_terms(prep.standalone, prep.hits) if h.paper_id not in ids]
     if len(named) >= 2:
-        q = prep.standalone.lower()
-        return sorted(named, key=lambda h: _first_mention(q, h.title))[: pipeline.settings.answer.compare_max_papers]
+        return sorted(named, key=lambda h: _first_mention(prep.standalone, h))[
+            : pipeline.settings.answer.compare_max_papers
+        ]
     best = max((h.dense_score or 0.0 for h in prep.hits), default=0.0)
     if best < pipeline.settings.answer.min_relevance and not named:
         return []
@@ -401,9 +405,29 @@ def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared) -> list[SearchH
     return chosen[: pipeline.settings.answer.compare_max_papers]
 
 
-def _first_mention(question: str, title: str) -> int:
-    import re
+def _named_by_their_terms(question: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """Papers (one chunk each) whose abstract alone among ``hits`` uses a name-like token of the question."""
+    from rag.answering.pipeline import name_tokens
 
+    out: dict[str, SearchHit] = {}
+    for name in name_tokens(question):
+        pattern = re.compile(rf"(?<![\w-]){re.escape(name)}s?(?![\w-])")
+        users = {h.paper_id: h for h in hits if pattern.search(f"{h.title} {h.abstract or h.text}")}
+        if len(users) == 1:
+            out.update(users)
+    return list(out.values())
+
+
+def _first_mention(question: str, hit: SearchHit) -> int:
+    """Where ``question`` first names ``hit``: by its title, or by a name that its abstract uses."""
+    from rag.answering.pipeline import name_tokens
+
+    q = question.lower()
+    title = hit.title
     names = [title, *re.findall(r"\(([^()]{2,20})\)", title), re.sub(r"\s*\([^()]*\)", "", title)]
-    found = [question.find(n.strip().lower()) for n in names if n.strip() and n.strip().lower() in question]
+    found = [q.find(n.strip().lower()) for n in names if n.strip() and n.strip().lower() in q]
+    text = f"{hit.title} {hit.abstract or hit.text}"
+    found += [
+        question.find(t) for t in name_tokens(question) if re.search(rf"(?<![\w-]){re.escape(t)}s?(?![\w-])", text)
+    ]
     return min(found) if found else len(question)

@@ -103,6 +103,11 @@ def names_paper(question: str, title: str) -> bool:
 _NAME_TOKEN = re.compile(r"(?<![\w-])(?=\w*(?:[A-Z]\w*[A-Z]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]))[A-Za-z][\w&-]{2,}")
 
 
+def name_tokens(question: str) -> list[str]:
+    """The name-like tokens of ``question`` ("HTMP", "cfDNA", "Qwen3"); "LLMs" is given as "LLM"."""
+    return [n[:-1] if n.endswith("s") and n[:-1].isupper() else n for n in _NAME_TOKEN.findall(question)]
+
+
 def mentions_paper(question: str, hit: SearchHit) -> bool:
     """True when the question names the paper (:func:`names_paper`) or uses a name that its abstract
     defines or states ("the HTMP paper" for an abstract that says "(HTMP)"): a question that uses a
@@ -111,11 +116,7 @@ def mentions_paper(question: str, hit: SearchHit) -> bool:
     if names_paper(question, hit.title):
         return True
     text = f"{hit.title} {hit.abstract or hit.text}"
-    for name in _NAME_TOKEN.findall(question):
-        stem = name[:-1] if name.endswith("s") and name[:-1].isupper() else name  # "LLMs" is "LLM" in plural
-        if re.search(rf"(?<![\w-]){re.escape(stem)}s?(?![\w-])", text):
-            return True
-    return False
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}s?(?![\w-])", text) for name in name_tokens(question))
 
 
 def is_refusal(text: str) -> bool:

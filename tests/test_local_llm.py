@@ -22,7 +22,7 @@ import openai
 import pytest
 
 from rag.errors import ConfigError
-from rag.models.local_llm import GGUF_MODELS, LocalLLMServer, ModelSpec, ensure_model, get_local_server
+from rag.models.local_llm import GGUF_MODELS, SERVER_NICE, LocalLLMServer, ModelSpec, ensure_model, get_local_server
 
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 CACHE = Path("/tmp/rag-test-cache")
@@ -146,6 +146,13 @@ def test_start_is_idempotent_and_the_server_is_shared(server: LocalLLMServer) ->
     assert server.start() == server.base_url
     assert server.pid == pid and server.is_healthy()
     assert get_local_server(MODEL, CACHE, threads=2, ctx=4096) is server
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_server_yields_the_cpu_to_the_process_that_asks(server: LocalLLMServer) -> None:
+    assert server.pid is not None
+    assert os.getpriority(os.PRIO_PROCESS, server.pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + SERVER_NICE)
 
 
 @pytest.mark.slow

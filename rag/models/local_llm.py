@@ -178,6 +178,10 @@ def ensure_model(
 
 
 _READY = "RAG_LOCAL_LLM_LISTENING "
+# The server runs this much nicer than the processes that ask it: a search or an extractive answer (a fraction of a
+# second of CPU) is then not slowed by a long generation on the same cores, and an idle machine gives the model all
+# of its time as before.
+SERVER_NICE = 5
 _PR_SET_PDEATHSIG = 1
 # The child imports rag.models.local_llm under an empty stand-in for the `rag` package: rag/__init__ pulls in
 # the whole app (Chroma, LangChain), which would cost the child seconds and hundreds of MB for nothing.
@@ -435,6 +439,8 @@ def _serve(argv: Sequence[str]) -> NoReturn:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
 
+    if hasattr(os, "nice"):
+        os.nice(SERVER_NICE)
     import xllamacpp  # here, so the parent never loads llama.cpp
 
     params = xllamacpp.CommonParams()

@@ -303,6 +303,13 @@ class AnswerPipeline:
                 verdicts, claims, supported, quoted = [fallback], [fallback], [fallback], True
         if not supported:  # a refusal phrase beside verified claims ("X is not mentioned") refuses nothing
             return self._refusal(prep, sources, verdicts, mode, extra, t0)
+        # A marker resolves to a citation only through a supported claim: a fragment ("Yes [1].") keeps the
+        # markers such a claim also has, never one of its own ("End of sources [3]." from an abstract).
+        cited = {n for v in supported for n in v.cited}
+        for v in verdicts:
+            if not v.claim:
+                v.dropped_markers += [n for n in v.cited if n not in cited]
+                v.cited = [n for n in v.cited if n in cited]
         text = render([v for v in verdicts if v.supported and (v.claim or v.cited)])
         if quoted:
             text = f"The abstract states: {text}"

@@ -32,6 +32,8 @@ from difflib import SequenceMatcher
 
 import Stemmer
 
+from rag.corpus.chunking import split_sentences
+
 STOPWORDS = frozenset(
     (
         "a an the and or but if of to in on at by for with from as is are was were be been being this that "
@@ -272,7 +274,7 @@ def _prefixed(stem: str, words: set[str]) -> str | None:
     return next((p + stem for p in _PREFIXES if p + stem in words), None) if len(stem) >= 4 else None
 
 
-def _negation_problems(claim: str, window: str) -> list[str]:
+def _negation_problems(claim: str, window: str, paper: str) -> list[str]:
     """The claim and its source sentence agree on what is negated: what one side negates (its first
     word, or two words in its reach) the other says only plainly; a negative prefix counts
     ("consistent" vs "inconsistent", "non-X"); and a claim that negates needs a negation in its source."""
@@ -291,7 +293,10 @@ def _negation_problems(claim: str, window: str) -> list[str]:
             if (p := _prefixed(x, b.words)) and p not in a.words:
                 problems.append(f"says {x!r} where the other says {p!r}")
     if c.any and not w.any and not any(_prefixed(x, w.words) for x in c.first):
-        problems.append("negates what the source states")
+        # a claim may take its negation from another sentence ("degrade sharply, not gradually")
+        elsewhere = [t for a, b in split_sentences(paper) if _CUE.search(t := paper[a:b])]
+        if not any(c.first & _Negations(t).covered for t in elsewhere):
+            problems.append("negates what the source states")
     return problems
 
 
@@ -473,8 +478,9 @@ def _substitution_problems(claim: str, window: str, paper: str, question: str) -
     problems = []
     matcher = SequenceMatcher(a=window_words, b=claim_words, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        old = [t for t in window_words[i1:i2] if t not in claim_words]
-        if op != "replace" or not old or i2 - i1 > 3 or j2 - j1 > 3:
+        # a swap of one or two words, each side a term the abstract uses elsewhere too
+        old = [t for t in window_words[i1:i2] if t not in claim_words and paper_words.count(t) > window_words.count(t)]
+        if op != "replace" or not old or i2 - i1 > 2 or j2 - j1 > 2:
             continue
         for j in range(j1, j2):
             x = claim_words[j]
@@ -520,7 +526,7 @@ def fact_problems(claim: str, window: str, paper: str, question: str = "") -> li
     problems += _binding_problems(claim, window)
     problems += _unit_problems(claim, window)
     problems += _order_problems(claim, window)
-    problems += _negation_problems(claim, window)
+    problems += _negation_problems(claim, window, paper)
     problems += _opposite_problems(claim, window)
     problems += _swap_problems(claim, window)
     problems += _substitution_problems(claim, window, paper, question)

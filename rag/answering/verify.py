@@ -244,6 +244,17 @@ def verify_answer(
     return verdicts
 
 
+def _fact_window(text: str, ev: Evidence, best: tuple[int, int]) -> str:
+    """The sentence a claim's facts are checked against: the best supporting one, unless the claim has
+    numbers and another sentence holds more of them (a claim may name the paper from one sentence and
+    give the numbers of another: "WiREBench, built from ..., contains 22 protocols")."""
+    wanted = numbers(text)
+    held = {span: len(wanted & numbers(ev.sentence(span))) for span in ev.spans}
+    if not wanted or held.get(best, 0) >= max(held.values(), default=0):
+        return ev.sentence(best)
+    return ev.sentence(max(held, key=lambda span: held[span]))
+
+
 def _judge(
     text: str,
     valid: list[int],
@@ -262,7 +273,7 @@ def _judge(
         if n not in problems:
             ev = by_n[n]  # names and numbers may be quoted as the abstract writes them or as it reads
             source = f"{ev.title}. {normalise_text(ev.title)}. {ev.text} {ev.raw_text}"
-            problems[n] = fact_problems(text, by_n[n].sentence(scores[n][1]), source, question)
+            problems[n] = fact_problems(text, _fact_window(text, ev, scores[n][1]), source, question)
         return not problems[n]
 
     cited = [n for n in valid if supports(n)]

@@ -26,7 +26,10 @@ PAPER = (
     "Among all candidate thresholds we choose the one with the smallest validation loss, and the smallest margin. "
     "Fronts are detected on synthetic and real images. "
     "The error is at most 40 meters. "
-    "Depth explains 84% of the error after fine-tuning and 99% in zero-shot."
+    "Depth explains 84% of the error after fine-tuning and 99% in zero-shot. "
+    "On a quantum computer the sampler runs in O(D) time. "
+    "A naive classical sampler needs exp[O(D)] time. "
+    "A classifier that sees k windows recovers at most a sqrt k/c(v) fraction of the information."
 )
 
 
@@ -57,6 +60,17 @@ def check(claim: str, fragment: str) -> list[str]:
             "On CaFFe, GlacierNet gets 64.0 F1 and 71.2 IoU.",
         ),
         ("two datasets", "The evaluation uses two datasets.", "The evaluation uses three datasets."),
+        # expressions: the source sentence's own, ratios the right way up
+        (
+            "quantum computer",
+            "The sampler runs in O(D) time on a quantum computer.",
+            "The sampler runs in exp[O(D)] time on a quantum computer.",
+        ),
+        (
+            "sqrt k",
+            "Seeing k windows recovers no more than a √(k/c(v)) fraction of the information.",
+            "Seeing k windows recovers no more than a √(c(v)/k) fraction of the information.",
+        ),
         # hyphenated terms are the abstract's or made of the sentence's words
         (
             "segmentation model",

@@ -106,7 +106,7 @@ _TOKEN = re.compile(
 _CUE = re.compile(
     r"\b(?:not(?!\s+(?:just|only|merely|simply)\b)|no(?!\s+(?:more|less|fewer|longer|greater)\s+than\b)|never|none"
     r"|neither|nor|cannot|without|lacks?|lacking|lack\s+of|absence\s+of|unable|impossible|avoid(?:s|ed|ing)?"
-    r"|rather\s+than|instead\s+of|fail(?:s|ed)?\s+to|yet\s+to)\b|n't\b|\bfree\s+of\b|(?P<bare>\w-free\b|\babsent\b)",
+    r"|rather\s+than|instead\s+of|fail(?:s|ed)?\s+to|yet\s+to)\b|n't\b|\bfree\s+of\b|(?P<free>\w-free\b)|(?P<absent>\babsent\s+from\b)",
     re.I,
 )
 # what a negation negates ends at a comma or a subordinate clause ("rather than gradually as X grows")
@@ -204,6 +204,30 @@ def _unit_problems(claim: str, window: str) -> list[str]:
     ]
 
 
+def _ratios(text: str) -> set[tuple[str, str]]:
+    """Each "a/b" of the text as (a, b), squashed, brackets balanced: "√(c(v)/k)" gives ("c(v)", "k")."""
+    out = set()
+    for a, b in re.findall(r"([\w()]+)\s*/\s*([\w()]+)", text):
+        a = a[a.count("(") - a.count(")") :] if a.count("(") > a.count(")") else a
+        b = b[: len(b) - (b.count(")") - b.count("("))] if b.count(")") > b.count("(") else b
+        out.add((_squash(a), _squash(b)))
+    return out
+
+
+def _expression_problems(claim: str, window: str) -> list[str]:
+    """An expression of the claim is the source sentence's own when that sentence has expressions
+    ("runs in exp[O(D)] time" where it says "runs in time O(poly(D))"), and a ratio is not turned
+    upside down ("c(v)/k" where it says "k/c(v)")."""
+    mine = {_squash(e) for e in _EXPRESSION.findall(claim)}
+    theirs = {_squash(e) for e in _EXPRESSION.findall(window)}
+    problems = [
+        f"expression {e} where the source sentence has {', '.join(sorted(theirs))}" for e in mine - theirs if theirs
+    ]
+    there = _ratios(window)
+    problems += [f"{a}/{b} where the source says {b}/{a}" for a, b in _ratios(claim) if (b, a) in there - {(a, b)}]
+    return problems
+
+
 def _order_problems(claim: str, window: str) -> list[str]:
     """Two terms joined by the same relation word keep their order: "maps A to B" where the source says
     "converts B into A" (to, into, than, before, after, from, over)."""
@@ -232,6 +256,17 @@ def _content(text: str) -> list[str]:
 _SKIPPED = STOPWORDS | _SKIP_AFTER_NEGATION
 
 
+def _reach(rest: str) -> int:
+    """How far into ``rest`` a negation reaches: through a list ("no retraining, priors, or access") up to
+    the comma after its third content word, not into the next clause ("..., and accuracy collapses")."""
+    seen = 0
+    for m in re.finditer(r",", rest):
+        seen = len(_content(rest[: m.start()]))
+        if seen >= 3:
+            return m.start()
+    return len(rest)
+
+
 class _Negations:
     """What a text negates. A negation ("not", "no", "without", "fails to", "rather than" ...) negates
     the first content word after it (``first``) and the next two before a comma (``after``: "does not
@@ -244,17 +279,18 @@ class _Negations:
         self.after = set(self.first)
         spans: list[tuple[int, int]] = [m.span(1) for m in re.finditer(r"(\w+)-free\b", text, re.I)]
         for m in _CUE.finditer(text):
-            if m.group("bare"):
+            if m.group("free"):
                 continue
             rest = text[m.end() : m.end() + 120]
             rest = rest[: end.start()] if (end := _SCOPE_END.search(rest)) else rest
-            near = _content(_NEAR_END.split(rest)[0])
+            # "X is absent from Y" negates X and Y together: it covers them but negates no word first
+            near = [] if m.group("absent") else _content(_NEAR_END.split(rest)[0])
             self.first.update(near[:1])
             self.after.update(near[:3])
             cuts = list(re.finditer(_BOUNDARY, text[: m.start()], re.I))
             # a negation that ends its clause ("reliable ICL is still not restored") covers the clause before it
             start = (cuts[-1].end() if cuts else 0) if len(near) <= 1 else m.start()
-            spans.append((start, m.end() + len(rest)))
+            spans.append((start, m.end() + _reach(rest)))
         self.covered: set[str] = set()
         self.plain: set[str] = set()
         for m in re.finditer(r"[A-Za-z][\w'@&-]*", text):
@@ -276,26 +312,27 @@ def _prefixed(stem: str, words: set[str]) -> str | None:
 
 def _negation_problems(claim: str, window: str, paper: str) -> list[str]:
     """The claim and its source sentence agree on what is negated: what one side negates (its first
-    word, or two words in its reach) the other says only plainly; a negative prefix counts
-    ("consistent" vs "inconsistent", "non-X"); and a claim that negates needs a negation in its source."""
+    word, two words in its reach, or one when the other side negates nothing) the other says only
+    plainly; a negative prefix counts ("consistent" vs "inconsistent", "non-X"); and what a claim
+    negates, a negation in its source sentence (or in the sentence that has the word) covers."""
     c, w = _Negations(claim), _Negations(window)
     problems = []
     for mine, theirs, what in ((c, w, "negates {}, the source does not"), (w, c, "says {}, the source negates it")):
         only_plain = theirs.plain - theirs.covered
-        negated = mine.first - mine.plain
-        if any(_prefixed(x, theirs.words) for x in negated):
-            continue  # said with a negative prefix: "without addressing" = "unaddressed"
-        restated = (mine.after - mine.plain) & only_plain
-        if negated & only_plain or len(restated) >= 2:
+        # said with a negative prefix on the other side is the same: "without addressing" = "unaddressed"
+        negated = {x for x in mine.first - mine.plain if not _prefixed(x, theirs.words)}
+        restated = set() if negated != mine.first - mine.plain else mine.after - mine.plain & only_plain
+        restated &= only_plain
+        if negated & only_plain or len(restated) >= (2 if theirs.any else 1):
             problems.append(what.format(", ".join(sorted(restated | negated & only_plain))))
     for a, b in ((c, w), (w, c)):
         for x in sorted(a.plain - a.covered - b.words):
             if (p := _prefixed(x, b.words)) and p not in a.words:
                 problems.append(f"says {x!r} where the other says {p!r}")
-    if c.any and not w.any and not any(_prefixed(x, w.words) for x in c.first):
+    if c.any and not c.covered & w.covered and not any(_prefixed(x, w.words) for x in c.first):
         # a claim may take its negation from another sentence ("degrade sharply, not gradually")
-        elsewhere = [t for a, b in split_sentences(paper) if _CUE.search(t := paper[a:b])]
-        if not any(c.first & _Negations(t).covered for t in elsewhere):
+        elsewhere = [_Negations(t) for a, b in split_sentences(paper) if _CUE.search(t := paper[a:b])]
+        if not any(c.first & (n.first | n.after) for n in elsewhere):
             problems.append("negates what the source states")
     return problems
 
@@ -305,7 +342,7 @@ def _negation_problems(claim: str, window: str, paper: str) -> list[str]:
 _OPPOSITES = [
     (r"large|larger|largest|big|bigger|huge|massive|large-scale", r"small|smaller|smallest|tiny|small-scale"),
     (
-        r"many|numerous|multiple|several|various|wide range|broad range|all|every|each|both|arbitrary",
+        r"many|numerous|multiple|several|various|wide range|broad range|all|every|each|both|arbitrary|concurrent",
         r"single|only one|just one|a few|few|a handful|handful",
     ),
     (
@@ -333,6 +370,7 @@ _OPPOSITES = [
     (r"third", r"first|second|fourth|fifth|last"),
     (r"before|prior to", r"after"),
     (r"long|longer|longest", r"short|shorter|shortest"),
+    (r"years|decades", r"months|weeks|days|hours"),
     (r"dense|denser", r"sparse|sparser|sparsity"),
     (r"deep|deeper|deepest", r"shallow|shallower"),
     (r"easy|easier|easily", r"hard|harder|difficult|difficulty"),
@@ -525,6 +563,7 @@ def fact_problems(claim: str, window: str, paper: str, question: str = "") -> li
     problems += _compound_problems(claim, window, paper + " " + question)
     problems += _binding_problems(claim, window)
     problems += _unit_problems(claim, window)
+    problems += _expression_problems(claim, window)
     problems += _order_problems(claim, window)
     problems += _negation_problems(claim, window, paper)
     problems += _opposite_problems(claim, window)

@@ -80,6 +80,11 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)} | words
 
 
+def anchors(text: str) -> set[str]:
+    """The numbers and expressions of ``text`` (squashed): what ties a claim to one sentence."""
+    return numbers(text) | {_squash(e) for e in re.findall(_TIGHT_EXPRESSION, text)}
+
+
 def _initials(text: str) -> set[str]:
     """Acronyms the text spells out: "large language models" gives "llm" (and "lm", "lang..."): so a
     claim may say LLM where the abstract says large language models."""
@@ -218,8 +223,8 @@ def _expression_problems(claim: str, window: str) -> list[str]:
     """An expression of the claim is the source sentence's own when that sentence has expressions
     ("runs in exp[O(D)] time" where it says "runs in time O(poly(D))"), and a ratio is not turned
     upside down ("c(v)/k" where it says "k/c(v)")."""
-    mine = {_squash(e) for e in _EXPRESSION.findall(claim)}
-    theirs = {_squash(e) for e in _EXPRESSION.findall(window)}
+    mine = {_squash(e) for e in re.findall(_TIGHT_EXPRESSION, claim)}
+    theirs = {_squash(e) for e in re.findall(_TIGHT_EXPRESSION, window)}
     problems = [
         f"expression {e} where the source sentence has {', '.join(sorted(theirs))}" for e in mine - theirs if theirs
     ]
@@ -286,7 +291,8 @@ class _Negations:
             # "X is absent from Y" negates X and Y together: it covers them but negates no word first
             near = [] if m.group("absent") else _content(_NEAR_END.split(rest)[0])
             self.first.update(near[:1])
-            self.after.update(near[:3])
+            # "rather than A-ing B" sets aside A, not B: the other alternative may well concern B too
+            self.after.update(near[: 1 if re.match(r"rather|instead", m.group(0), re.I) else 3])
             cuts = list(re.finditer(_BOUNDARY, text[: m.start()], re.I))
             # a negation that ends its clause ("reliable ICL is still not restored") covers the clause before it
             start = (cuts[-1].end() if cuts else 0) if len(near) <= 1 else m.start()

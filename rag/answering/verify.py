@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.answering.facts import NUMBER_WORDS, STOPWORDS, fact_problems, numbers
+from rag.answering.facts import NUMBER_WORDS, STOPWORDS, anchors, fact_problems, numbers
 from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
 
@@ -211,7 +211,8 @@ def verify_answer(
     sentences nothing supports.
 
     A source supports a sentence when its support score reaches ``min_support`` and
-    :func:`fact_problems` finds nothing wrong. A sentence that only restates the ``question`` (no key
+    :func:`rag.answering.facts.fact_problems` finds nothing wrong against its best sentence (or the
+    one holding most of the claim's numbers) and the abstract. A sentence that only restates the ``question`` (no key
     term beyond it: "The authors coin the finding that ...") carries no claim and cites nothing.
     """
     sentences = split_answer(answer)
@@ -246,10 +247,10 @@ def verify_answer(
 
 def _fact_window(text: str, ev: Evidence, best: tuple[int, int]) -> str:
     """The sentence a claim's facts are checked against: the best supporting one, unless the claim has
-    numbers and another sentence holds more of them (a claim may name the paper from one sentence and
-    give the numbers of another: "WiREBench, built from ..., contains 22 protocols")."""
-    wanted = numbers(text)
-    held = {span: len(wanted & numbers(ev.sentence(span))) for span in ev.spans}
+    numbers or expressions and another sentence holds more of them (a claim may name the paper from one
+    sentence and give the numbers of another: "WiREBench, built from ..., contains 22 protocols")."""
+    wanted = anchors(text)
+    held = {span: len(wanted & anchors(ev.sentence(span))) for span in ev.spans}
     if not wanted or held.get(best, 0) >= max(held.values(), default=0):
         return ev.sentence(best)
     return ev.sentence(max(held, key=lambda span: held[span]))

@@ -29,6 +29,7 @@ PAPER = (
     "Depth explains 84% of the error after fine-tuning and 99% in zero-shot. "
     "On a quantum computer the sampler runs in O(D) time. "
     "A naive classical sampler needs exp[O(D)] time. "
+    "We collect 1,204 fronts across 3 regions and 26 glaciers covering many seasons. "
     "A classifier that sees k windows recovers at most a sqrt k/c(v) fraction of the information."
 )
 
@@ -151,6 +152,11 @@ def test_comparative_idioms_are_not_negations() -> None:
 def test_a_negation_over_its_clause_is_not_a_plain_statement() -> None:
     """A passive negation covers the clause before it: "X is not required" restates "does not require X"."""
     assert check("Manual annotations of the front are not required by GlacierNet.", "manual annotations") == []
+
+
+def test_a_verb_before_the_numbers_governs_every_clause() -> None:
+    """ "covers 3 regions and 26 glaciers": "covers" goes with both numbers, wherever the source puts it."""
+    assert check("The collection covers 3 regions and 26 glaciers.", "1,204 fronts") == []
 
 
 def test_only_before_a_small_amount_is_emphasis_not_a_restriction() -> None:

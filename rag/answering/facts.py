@@ -161,11 +161,12 @@ def _clauses(text: str) -> list[list[str]]:
 def _binding_problems(claim: str, window: str) -> list[str]:
     """A word the claim puts in a clause with a number must share a clause with that number in the
     source, when the source puts it beside another of the claim's numbers ("8.68 AP3D" where the
-    source says "8.68 AP-BEV and 13.17 AP3D"). Words before the source's first number are its subject,
-    shared by every clause ("GlacierNet reaches 71.2 F1 and 64.0 IoU")."""
+    source says "8.68 AP-BEV and 13.17 AP3D"). Words before either side's first number are its subject
+    and verb, shared by every clause ("GlacierNet reaches 71.2 F1 and 64.0 IoU")."""
     claim_numbers = {t for t in _tokens(claim) if _is_number(t)}
-    tokens = _tokens(window)
-    subject = set(tokens[: next((i for i, t in enumerate(tokens) if _is_number(t)), 0)])
+    subject: set[str] = set()
+    for tokens in (_tokens(window), _tokens(claim)):
+        subject |= set(tokens[: next((i for i, t in enumerate(tokens) if _is_number(t)), 0)])
     source = _clauses(window)
     problems = []
     for clause in _clauses(claim):

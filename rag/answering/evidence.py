@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import Stemmer
 
-from rag.answering.verify import STOPWORDS, Embed, Evidence, is_instruction, visible_text
+from rag.answering.facts import STOPWORDS
+from rag.answering.verify import Embed, Evidence, is_instruction, visible_text
 from rag.corpus import count_tokens, normalise_text
 from rag.corpus.chunking import split_sentences
 from rag.types import SearchHit

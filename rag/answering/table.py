@@ -3,7 +3,7 @@ only values it can find in a sentence of that abstract.
 
 The model reads one abstract at a time and writes ``attribute: value`` lines (or "not stated"). Each
 value is then looked for in the abstract's sentences: the sentence holding most of its words (and every
-number and name it has, checked as answers are: :func:`rag.answering.verify.fact_problems`) becomes the
+number and name it has, checked as answers are: :func:`rag.answering.facts.fact_problems`) becomes the
 cell's quote and span. A value no sentence holds is dropped and the cell shows "not stated": a cell is
 never guessed.
 """
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from langchain_core.messages import HumanMessage
 
 from rag.answering.evidence import evidence_spans, readable
-from rag.answering.verify import fact_problems, key_terms, numbers
+from rag.answering.facts import fact_problems, numbers
+from rag.answering.verify import key_terms
 from rag.corpus import normalise_text
 from rag.types import AnswerMode, SearchHit, Table, TableCell, TableRow
 

@@ -20,139 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import Stemmer
 
+from rag.answering.facts import NUMBER_WORDS, STOPWORDS, anchors, fact_problems, numbers
 from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d+(?:[.,]\d+)*%?")
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "their",
-        "there",
-        "they",
-        "them",
-        "we",
-        "our",
-        "us",
-        "you",
-        "your",
-        "he",
-        "she",
-        "his",
-        "her",
-        "which",
-        "who",
-        "whom",
-        "what",
-        "when",
-        "where",
-        "why",
-        "how",
-        "than",
-        "then",
-        "so",
-        "such",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "should",
-        "would",
-        "will",
-        "shall",
-        "do",
-        "does",
-        "did",
-        "done",
-        "not",
-        "no",
-        "nor",
-        "also",
-        "more",
-        "most",
-        "less",
-        "least",
-        "very",
-        "into",
-        "onto",
-        "over",
-        "under",
-        "between",
-        "about",
-        "across",
-        "after",
-        "before",
-        "during",
-        "through",
-        "per",
-        "via",
-        "using",
-        "use",
-        "used",
-        "based",
-        "show",
-        "shows",
-        "shown",
-        "paper",
-        "work",
-        "study",
-        "studies",
-        "propose",
-        "proposes",
-        "proposed",
-        "present",
-        "presents",
-        "introduce",
-        "introduces",
-        "approach",
-        "method",
-        "methods",
-        "model",
-        "models",
-        "result",
-        "results",
-        "abstract",
-        "abstracts",
-        "source",
-        "sources",
-        "answer",
-        "according",
-    ]
-)
 
 Embed = Callable[[list[str]], np.ndarray]
 _ANSWER_WORDS = frozenset({"yes", "maybe"})  # a bare answer to a yes/no question needs no word of the source
@@ -269,137 +143,6 @@ def key_terms(text: str) -> set[str]:
     return out
 
 
-_NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split()
-    )
-    if w != "_"  # "one" is a pronoun as often as a number
-} | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000", "dozen": "12"}
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
-# a function-like expression: O(D), O(poly(D)), exp[O(D)], c(v), O(log D), f(x, y)
-_EXPRESSION = re.compile(r"\b[A-Za-z]\w{0,10}\s?[(\[](?:[^()\[\]]|[(\[][^()\[\]]*[)\]]){1,40}[)\]]")
-# a name: an inner capital, letters mixed with digits, an acronym, '@' or '&'
-# (WildBox, Qwen3-VL, GPT-4, AP@50, Who&When)
-_NAME = re.compile(
-    r"(?<![\w@&-])(?=[\w@&.-]*(?:[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}|@|&))[A-Za-z0-9][\w@&.-]*[\w]"
-)
-_CAPITALISED = re.compile(r"(?<=[a-z,;:]\s)[A-Z][a-z]{2,}(?:[-\s][A-Z][a-z]+)*")
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|none|neither|nor|cannot|without|lacks?|lacking|fails?|failed|unable|absent)\b"
-    r"|n't\b|\w-free\b|\bfree\s+of\b",
-    re.I,
-)
-_SKIP_AFTER_NEGATION = frozenset(
-    [
-        "be",
-        "is",
-        "are",
-        "was",
-        "were",
-        "been",
-        "being",
-        "do",
-        "does",
-        "did",
-        "have",
-        "has",
-        "had",
-        "a",
-        "an",
-        "the",
-        "any",
-        "only",
-        "yet",
-        "always",
-        "necessarily",
-        "much",
-        "more",
-        "significantly",
-        "substantially",
-        "fully",
-        "entirely",
-        "directly",
-        "explicitly",
-        "even",
-        "also",
-        "just",
-        "to",
-    ]
-)
-_stem_words = Stemmer.Stemmer("english").stemWords
-
-
-def _polarity(text: str) -> tuple[set[str], set[str]]:
-    """(stems said under a negation, stems said plainly): "it does not struggle with X" gives
-    ({"struggl"}, {..., "x"}). The negated word is the first content word after "not", "no",
-    "without", "fails to" ... (or the word before "-free": "training-free" negates "train")."""
-    negated: set[str] = set()
-    for m in re.finditer(r"(\w+)-free\b", text, re.I):
-        negated.add(m.group(1).lower())
-    for m in _NEGATION.finditer(text):
-        for w in re.findall(r"[A-Za-z][\w-]*", text[m.end() : m.end() + 60])[:4]:
-            if w.lower() not in _SKIP_AFTER_NEGATION:
-                negated.add(w.lower())
-                break
-    words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]*", text)} - STOPWORDS - _SKIP_AFTER_NEGATION
-    neg = set(_stem_words(sorted(negated)))
-    return neg, set(_stem_words(sorted(words))) - neg
-
-
-def numbers(text: str) -> set[str]:
-    """The numbers in ``text``, digits or words ("seven" -> "7"; "237,505" -> "237505")."""
-    words = {_NUMBER_WORDS[w.lower()] for w in _NUMBER_WORD.findall(text)}
-    return {n.replace(",", "") for n in _NUMBER.findall(text)} | words
-
-
-def _initials(text: str) -> set[str]:
-    """Acronyms the text spells out: "large language models" gives "llm" (and "lm", "lang..."): so a
-    claim may say LLM where the abstract says large language models."""
-    words = [w[0].lower() for w in re.findall(r"[A-Za-z][\w-]*", text)]
-    return {"".join(words[i : i + n]) for n in range(2, 6) for i in range(len(words) - n + 1)}
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"[\s$]+", "", text).lower()
-
-
-def fact_problems(claim: str, window: str, paper: str, question: str = "") -> list[str]:
-    """Why ``claim`` is not what its source says, checked word by word (empty when nothing is wrong).
-
-    ``window`` is the source sentence that supports the claim best, ``paper`` the
-    abstract's evidence text, ``question`` what was asked (a name the user typed may be repeated).
-    Embedding similarity and shared words cannot see a changed number, a swapped name or an added
-    "not"; these checks can:
-
-    * every number of the claim is in the abstract ("237,505", "seven" = "7");
-    * every expression (``O(poly(D))``) and every name (WildBox, Qwen3-VL, a capitalised word such as
-      "Hardware") is in the abstract or the question;
-    * the claim and the clause of the source it restates agree on negation ("does not", "-free", "without").
-    """
-    problems = []
-    missing = numbers(claim) - numbers(paper) - numbers(question)
-    if missing:
-        problems.append(f"number {', '.join(sorted(missing))} not in the source")
-    squashed = _squash(paper) + " " + _squash(question)
-    for expr in _EXPRESSION.findall(claim):
-        if _squash(expr) not in squashed:
-            problems.append(f"expression {expr} not in the source")
-    lowered = (paper + " " + question).lower()
-    initials = _initials(paper + " " + question)
-    for name in set(_NAME.findall(claim)) | set(_CAPITALISED.findall(claim)):
-        key = name.lower().strip(".")
-        if key not in lowered and not (name.isupper() and key.rstrip("s") in initials):
-            problems.append(f"name {name} not in the source")
-    # a contradiction in polarity: the same word negated on one side, plainly said on a side with no negation
-    claim_neg, claim_pos = _polarity(claim)
-    window_neg, window_pos = _polarity(window)
-    if (claim_neg & window_pos and not window_neg) or (window_neg & claim_pos and not claim_neg):
-        problems.append("negation differs from the source")
-    return problems
-
-
 def parse_markers(text: str) -> list[int]:
     """Every citation number in ``text``, in order: '[1]', '[1, 3]', '[2][4]'."""
     out: list[int] = []
@@ -468,7 +211,8 @@ def verify_answer(
     sentences nothing supports.
 
     A source supports a sentence when its support score reaches ``min_support`` and
-    :func:`fact_problems` finds nothing wrong. A sentence that only restates the ``question`` (no key
+    :func:`rag.answering.facts.fact_problems` finds nothing wrong against its best sentence (or the
+    one holding most of the claim's numbers) and the abstract. A sentence that only restates the ``question`` (no key
     term beyond it: "The authors coin the finding that ...") carries no claim and cites nothing.
     """
     sentences = split_answer(answer)
@@ -501,6 +245,17 @@ def verify_answer(
     return verdicts
 
 
+def _fact_window(text: str, ev: Evidence, best: tuple[int, int]) -> str:
+    """The sentence a claim's facts are checked against: the best supporting one, unless the claim has
+    numbers or expressions and another sentence holds more of them (a claim may name the paper from one
+    sentence and give the numbers of another: "WiREBench, built from ..., contains 22 protocols")."""
+    wanted = anchors(text)
+    held = {span: len(wanted & anchors(ev.sentence(span))) for span in ev.spans}
+    if not wanted or held.get(best, 0) >= max(held.values(), default=0):
+        return ev.sentence(best)
+    return ev.sentence(max(held, key=lambda span: held[span]))
+
+
 def _judge(
     text: str,
     valid: list[int],
@@ -519,7 +274,7 @@ def _judge(
         if n not in problems:
             ev = by_n[n]  # names and numbers may be quoted as the abstract writes them or as it reads
             source = f"{ev.title}. {normalise_text(ev.title)}. {ev.text} {ev.raw_text}"
-            problems[n] = fact_problems(text, by_n[n].sentence(scores[n][1]), source, question)
+            problems[n] = fact_problems(text, _fact_window(text, ev, scores[n][1]), source, question)
         return not problems[n]
 
     cited = [n for n in valid if supports(n)]
@@ -555,7 +310,7 @@ def quote_fallback(
             source = f"{ev.title}. {normalise_text(ev.title)}. {ev.text} {ev.raw_text}"
             for span in ev.spans:
                 sentence = ev.sentence(span)
-                words = key_terms(sentence) | {_NUMBER_WORDS.get(w, w) for w in key_terms(sentence)}
+                words = key_terms(sentence) | {NUMBER_WORDS.get(w, w) for w in key_terms(sentence)}
                 coverage = len(new & words) / len(new)
                 if coverage < 0.6 or numbers(claim.text) - numbers(sentence) - numbers(question):
                     continue

@@ -198,22 +198,67 @@ def spans_overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
     return a is not None and b is not None and max(a[0], b[0]) < min(a[1], b[1])
 
 
+_SPAN_STOPWORDS = {"with", "from", "that", "this", "than", "into", "over", "their", "which", "while", "both"}
+
+
+def value_span(abstract: str, value: str, quote: str = "") -> tuple[int, int] | None:
+    """Where a table value itself sits in the abstract: verbatim (case-insensitive; inside its quote
+    when it has one), else the stretch of the quote from the first to the last of the value's words
+    (4+ letters, not glue words) found there; None when neither. Not the whole quote: a vague value taken from the
+    sentence that holds the gold support ("a principled strategy") must not count as that support."""
+    q = find_span(abstract, quote) if quote else None
+    lo, hi = q if q is not None else (0, len(abstract))
+    words = value.split()
+    if words:
+        m = re.compile(r"\s+".join(map(re.escape, words)), re.I).search(abstract, lo, hi)
+        if m:
+            return m.start(), m.end()
+    if q is None:
+        return None
+    hits = [
+        m.span()
+        for w in set(re.findall(r"[^\W_]{4,}", value)) - _SPAN_STOPWORDS
+        for m in re.finditer(rf"(?<![^\W_]){re.escape(w)}", abstract[lo:hi], re.I)
+    ]
+    return (lo + min(a for a, _ in hits), lo + max(b for _, b in hits)) if hits else None
+
+
+def with_definitions(value: str, abstract: str) -> str:
+    """``value`` followed by what the abstract defines each name in it as: "CoCHI" -> "CoCHI (Class-oriented
+    Causal Head Intervention)" when the abstract writes "CoCHI (Class-oriented ...)" or "... (CoCHI)".
+    A method given by its name is the method the abstract describes under that name."""
+    text = re.sub(r"[*_]{1,2}|\\emph\{|\}", "", abstract)
+    extra = []
+    for name in dict.fromkeys(re.findall(r"[A-Za-z][\w&-]*[A-Z][\w&-]*", value)):
+        e = re.escape(name)
+        after = re.search(rf"(?<![\w-]){e}\s*\(([^()]{{3,80}})\)", text)
+        if after:
+            extra.append(after.group(1))
+        before = re.search(rf"((?:[\w-]+\s+){{1,{sum(c.isupper() for c in name)}}})\({e}\)", text)
+        if before:
+            extra.append(before.group(1).strip())
+    return " ".join([value, *extra])
+
+
 def cell_correct(
     value: str | None,
     *,
     not_stated: bool,
     value_keywords: Sequence[str] = (),
-    quote_span: tuple[int, int] | None = None,
+    value_span: tuple[int, int] | None = None,
     support_span: tuple[int, int] | None = None,
+    abstract: str = "",
 ) -> bool:
     """A gold ``not_stated`` cell is right when the table leaves it empty (``value`` None). A stated
-    cell is right when the table gives a value that matches every keyword group, or whose quote
-    (located in the abstract: ``quote_span``) overlaps the gold support (``support_span``)."""
+    cell is right when the table gives a value that matches every keyword group (names the abstract
+    defines read with their definitions: :func:`with_definitions`), or whose own place in the abstract
+    (``value_span``, see :func:`value_span`) overlaps the gold support (``support_span``)."""
     if not_stated:
         return value is None
     if value is None:
         return False
-    return answer_correct(value, value_keywords) or spans_overlap(quote_span, support_span)
+    text = with_definitions(value, abstract) if abstract else value
+    return answer_correct(text, value_keywords) or spans_overlap(value_span, support_span)
 
 
 def value_supported(quote: str, abstract: str) -> bool:

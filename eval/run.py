@@ -430,8 +430,9 @@ def score_cells(
                 row.value,
                 not_stated=case.not_stated,
                 value_keywords=case.value_keywords,
-                quote_span=M.find_span(abstract, row.quote) if row.quote else None,
+                value_span=M.value_span(abstract, row.value, row.quote) if row.value else None,
                 support_span=M.find_span(abstract, case.support) if case.support else None,
+                abstract=abstract,
             )
         rows.append(row)
     return run, rows

@@ -67,7 +67,7 @@ def last_question(prompt: str) -> str:
 # The prompts the answer paths send (prompts/*.md), recognised by their shape: the list judge asks about one
 # paper ("Paper: ...\nQuestion: ..."), the yes/no prompt wants one word, the table prompt shows one abstract.
 _JUDGED = re.compile(r"^Paper: (.*?)\nQuestion: ", re.S | re.M)
-_TABLE_ROW = re.compile(r'^Abstract of "(.*?)":\n(.*?)\n\nFor each item[^\n]*\n(.*)$', re.S | re.M)
+_TABLE_ROW = re.compile(r'^Abstract of "(.*?)":\n(.*?)\n\nFill in this form[^\n]*\n(.*)$', re.S | re.M)
 
 
 def judged_paper(prompt: str) -> str | None:
@@ -81,7 +81,8 @@ def table_row_prompt(prompt: str) -> tuple[str, str, list[str]] | None:
     m = _TABLE_ROW.search(prompt)
     if not m:
         return None
-    attributes = [line.strip().rstrip(":") for line in m.group(3).splitlines() if line.strip().endswith(":")]
+    lines = [line.strip() for line in m.group(3).splitlines() if line.strip().endswith(":")]
+    attributes = [re.sub(r"\s*\(.*\)", "", line.rstrip(":")) for line in lines]  # without the hint
     return m.group(1), m.group(2), attributes
 
 

@@ -208,17 +208,49 @@ def test_find_span_and_overlap() -> None:
     assert not M.spans_overlap(None, (0, 1))
 
 
-def test_cell_correct_by_keywords_or_by_quote_overlapping_the_support() -> None:
+def test_cell_correct_by_keywords_or_by_value_overlapping_the_support() -> None:
     kw = ["3D detection|3D object detection", "wildlife|animal"]
     assert M.cell_correct(None, not_stated=True)
     assert not M.cell_correct("ImageNet", not_stated=True)  # a value where the abstract states none
     assert M.cell_correct("3D object detection of wildlife", not_stated=False, value_keywords=kw)
     assert not M.cell_correct(None, not_stated=False, value_keywords=kw)
-    # keywords missed, but the quote is the sentence that holds the gold support
-    assert M.cell_correct("drone video", not_stated=False, value_keywords=kw, quote_span=(0, 50), support_span=(10, 30))
-    assert not M.cell_correct(
-        "drone video", not_stated=False, value_keywords=kw, quote_span=(0, 10), support_span=(10, 30)
+    # keywords missed, but the value sits in the gold support
+    assert M.cell_correct(
+        "drone video", not_stated=False, value_keywords=kw, value_span=(12, 20), support_span=(10, 30)
     )
+    assert not M.cell_correct(
+        "drone video", not_stated=False, value_keywords=kw, value_span=(0, 10), support_span=(10, 30)
+    )
+
+
+def test_value_span_is_where_the_value_sits_not_its_whole_sentence() -> None:
+    abstract = "Intro. MaskGen presents a principled learning strategy that utilizes foundation model features. End."
+    quote = "MaskGen presents a principled learning strategy that utilizes foundation model features."
+    support = M.find_span(abstract, "utilizes foundation model features")
+    vague = M.value_span(abstract, "principled learning strategy", quote)
+    assert vague is not None and abstract[vague[0] : vague[1]] == "principled learning strategy"
+    assert not M.spans_overlap(vague, support)  # same sentence as the support, but not the support
+    assert M.spans_overlap(M.value_span(abstract, "Foundation model features", quote), support)  # any case
+    # a paraphrase: the stretch of the quote between the value's words
+    para = M.value_span(abstract, "features of a foundation model", quote)
+    assert para is not None and abstract[para[0] : para[1]] == "foundation model features"
+    assert M.value_span(abstract, "zebras", quote) is None
+    assert M.value_span(abstract, "zebras") is None
+
+
+def test_a_name_is_read_with_the_definition_the_abstract_gives_it() -> None:
+    abstract = (
+        "We propose CoCHI (Class-oriented Causal Head Intervention), a framework. "
+        "We propose Selective Social Learning (SSL), an algorithm, and **VAE-LFA** (Low Frequency Alignment)."
+    )
+    assert M.with_definitions("CoCHI", abstract) == "CoCHI Class-oriented Causal Head Intervention"
+    assert M.with_definitions("SSL", abstract) == "SSL Selective Social Learning"
+    assert M.with_definitions("VAE-LFA", abstract) == "VAE-LFA Low Frequency Alignment"
+    assert M.with_definitions("MaskGen", abstract) == "MaskGen"  # not defined here: nothing added
+    kw = ["intervention|intervening", "head|internal"]
+    assert M.cell_correct("CoCHI", not_stated=False, value_keywords=kw, abstract=abstract)
+    assert not M.cell_correct("CoCHI", not_stated=False, value_keywords=kw)  # without the abstract: no match
+    assert not M.cell_correct("a framework", not_stated=False, value_keywords=kw, abstract=abstract)
 
 
 def test_value_supported_needs_a_verbatim_quote() -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 
+from rag.answering.attributes import form_line, value_fits
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
 from rag.answering.verify import key_terms
@@ -49,7 +50,7 @@ def extract_row(
         prompt = pipeline.extract_template.format(
             title=readable(hit.title),
             abstract=readable(hit.abstract),
-            attributes="\n".join(f"{a}:" for a in attributes),
+            attributes="\n".join(form_line(a) for a in attributes),
         )
         limit = pipeline.settings.answer.table_tokens_per_attribute * len(attributes)
         out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
@@ -67,7 +68,7 @@ def extract_row(
         if value is None or _NOT_STATED.match(value):
             cells.append(TableCell(attribute=attribute))
             continue
-        span = _locate(value, hit.abstract, spans, source)
+        span = _locate(value, hit.abstract, spans, source) if value_fits(attribute, value) else None
         if span is None:
             dropped += 1
             cells.append(TableCell(attribute=attribute))
@@ -77,15 +78,27 @@ def extract_row(
 
 
 def _parse_values(text: str, attributes: list[str]) -> dict[str, str]:
-    """``attribute: value`` lines -> {attribute: value} (case-insensitive names; first line per attribute)."""
+    """``attribute: value`` lines -> {attribute: value} (case-insensitive names, a hint in parentheses after
+    the name allowed; first line per attribute). A reply of bare lines, one per attribute and none
+    named, is read in order: the model answered the form without repeating its names."""
     wanted = {a.lower(): a for a in attributes}
     out: dict[str, str] = {}
-    for line in text.splitlines():
-        name, sep, value = line.strip().lstrip("-*• ").partition(":")
-        key = " ".join(name.split()).strip("*` ").lower()
+    lines = [line.strip().lstrip("-*• ").strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        name, sep, value = line.partition(":")
+        key = " ".join(re.sub(r"\(.*?\)", " ", name).split()).strip("*` ").lower()
         if sep and key in wanted and wanted[key] not in out:
-            out[wanted[key]] = " ".join(value.split()).strip(" .;*`\"'")
+            out[wanted[key]] = _clean(value)
+    if not out and len(lines) == len(attributes) and not any(_LABEL.match(line) for line in lines):
+        out = {a: _clean(line) for a, line in zip(attributes, lines)}
     return out
+
+
+_LABEL = re.compile(r"^[\w ()-]{1,40}:\s")
+
+
+def _clean(value: str) -> str:
+    return " ".join(value.split()).strip(" .;*`\"'")
 
 
 def _locate(value: str, abstract: str, spans: Sequence[tuple[int, int]], source: str) -> tuple[int, int] | None:

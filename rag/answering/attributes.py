@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag.answering.verify import numbers
+from rag.answering.facts import numbers
 
 # a name: an inner capital, letters and digits mixed, an acronym, '@' or '&' (ImageNet, GPT-4, COCO, AP@50,
 # Who&When); a dimension such as "3D" alone is no name

@@ -250,3 +250,10 @@ def test_per_question_retrieval_mode_and_temperature(seed_assistant: Any) -> Non
     dense = a.ask(WILDBOX_Q, retrieval_mode="dense")
     assert all(h.dense_score is not None and h.score == round(h.dense_score, 6) for h in dense.sources)
     assert "temperature" not in fake.call_kwargs[-1]  # no override: the configured value applies
+
+
+def test_a_quoted_sentence_with_latex_verifies_against_itself(seed_assistant: Any) -> None:
+    """The claim is compared as it reads (LaTeX rendered), like its source: 'small-$c(v)$' is 'small-c(v)'."""
+    ans = seed_assistant.ask("How is the cfDNA signal of cancer distributed across genomic windows?", mode="extractive")
+    assert ans.sentences and all(s.supported for s in ans.sentences) and not ans.unsupported
+    assert "hotspots" in ans.text

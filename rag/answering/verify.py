@@ -274,7 +274,9 @@ def _judge(
         if n not in problems:
             ev = by_n[n]  # names and numbers may be quoted as the abstract writes them or as it reads
             source = f"{ev.title}. {normalise_text(ev.title)}. {ev.text} {ev.raw_text}"
-            problems[n] = fact_problems(text, _fact_window(text, ev, scores[n][1]), source, question)
+            # the claim as it reads (LaTeX rendered), like the source sentence it is compared with
+            claim = normalise_text(text)
+            problems[n] = fact_problems(claim, _fact_window(text, ev, scores[n][1]), source, question)
         return not problems[n]
 
     cited = [n for n in valid if supports(n)]
@@ -314,7 +316,7 @@ def quote_fallback(
                 coverage = len(new & words) / len(new)
                 if coverage < 0.6 or numbers(claim.text) - numbers(sentence) - numbers(question):
                     continue
-                if fact_problems(claim.text, sentence, source, question):
+                if fact_problems(normalise_text(claim.text), sentence, source, question):
                     continue
                 if best is None or coverage > best[0]:
                     best = (coverage, ev.n, span)

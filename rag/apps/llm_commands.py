@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -42,6 +44,15 @@ def _describe(status: dict[str, Any]) -> str:
     )
 
 
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """A :class:`RagError` ends the command with its one-line message (no traceback)."""
+    try:
+        yield
+    except RagError as e:
+        raise click.ClickException(str(e)) from e
+
+
 @click.group("llm")
 def llm() -> None:
     """The embedded LLM server, shared by your `rag` commands while in use (RAG_LLM__KEEP_ALIVE)."""
@@ -54,10 +65,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     """Whether the shared server runs: pid, address, memory, idle time."""
     from rag.llm import llm_status
 
-    try:
+    with _one_line_errors():
         info = llm_status(_settings(ctx))
-    except RagError as e:
-        raise click.ClickException(str(e)) from e
     click.echo(json.dumps(info) if as_json else _describe(info))
 
 
@@ -67,10 +76,8 @@ def start(ctx: click.Context) -> None:
     """Load the model now, so the first question does not wait for it."""
     from rag.llm import start_llm
 
-    try:
+    with _one_line_errors():
         info = start_llm(_settings(ctx))
-    except RagError as e:
-        raise click.ClickException(str(e)) from e
     click.echo(_describe(info))
 
 
@@ -80,8 +87,6 @@ def stop(ctx: click.Context) -> None:
     """Stop the shared server now (for every process using it; the next question starts it again)."""
     from rag.llm import stop_llm
 
-    try:
+    with _one_line_errors():
         stopped = stop_llm(_settings(ctx))
-    except RagError as e:
-        raise click.ClickException(str(e)) from e
     click.echo(f"Stopped the LLM server (pid {stopped['pid']})." if stopped else "No shared LLM server was running.")

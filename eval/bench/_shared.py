@@ -7,6 +7,7 @@ line saying what the file is and where to get it (the list is rag.evaluation.sha
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -34,3 +35,13 @@ def emit(table: str, out: Path | None, filename: str) -> None:
     if out:
         out.mkdir(parents=True, exist_ok=True)
         (out / filename).write_text(table + "\n")
+
+
+def index_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments of a benchmark over an index that bench_scale.py left: its folder, collection and model."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", type=Path, required=True)
+    ap.add_argument("--collection", required=True)
+    ap.add_argument("--model", default="wordllama-l2-supercat-256")
+    ap.add_argument("--queries", type=int, default=20)
+    return ap

@@ -13,24 +13,20 @@ latency and recall@50 against brute force for both.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import functools
 import random
 import statistics
 import time
-from pathlib import Path
 from typing import Any
+
+from _shared import index_parser
 
 from rag.evaluation.metrics import percentile
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, required=True)
-    ap.add_argument("--collection", required=True)
-    ap.add_argument("--model", default="wordllama-l2-supercat-256")
-    ap.add_argument("--queries", type=int, default=20)
+    ap = index_parser(__doc__)
     args = ap.parse_args(argv)
 
     import chromadb

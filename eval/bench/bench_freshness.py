@@ -18,7 +18,6 @@ Prints one Markdown table with the load average beside every figure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -26,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _shared import emit
+from _shared import emit, index_parser
 
 _READER = r"""
 import json, sys, time
@@ -67,11 +66,7 @@ print(json.dumps({"s": time.perf_counter() - t0, "report": report.to_json()}))
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, required=True)
-    ap.add_argument("--collection", required=True)
-    ap.add_argument("--model", default="wordllama-l2-supercat-256")
-    ap.add_argument("--queries", type=int, default=20)
+    ap = index_parser(__doc__)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
 

@@ -407,12 +407,12 @@ def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared) -> list[SearchH
 
 def _named_by_their_terms(question: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
     """Papers (one chunk each) whose abstract alone among ``hits`` uses a name-like token of the question."""
-    from rag.answering.pipeline import name_tokens
+    from rag.answering.pipeline import name_tokens, names_used
 
+    used = {h.paper_id: (h, set(names_used(question, h))) for h in hits}
     out: dict[str, SearchHit] = {}
     for name in name_tokens(question):
-        pattern = re.compile(rf"(?<![\w-]){re.escape(name)}s?(?![\w-])")
-        users = {h.paper_id: h for h in hits if pattern.search(f"{h.title} {h.abstract or h.text}")}
+        users = {pid: h for pid, (h, names) in used.items() if name in names}
         if len(users) == 1:
             out.update(users)
     return list(out.values())
@@ -420,14 +420,11 @@ def _named_by_their_terms(question: str, hits: Sequence[SearchHit]) -> list[Sear
 
 def _first_mention(question: str, hit: SearchHit) -> int:
     """Where ``question`` first names ``hit``: by its title, or by a name that its abstract uses."""
-    from rag.answering.pipeline import name_tokens
+    from rag.answering.pipeline import names_used
 
     q = question.lower()
     title = hit.title
     names = [title, *re.findall(r"\(([^()]{2,20})\)", title), re.sub(r"\s*\([^()]*\)", "", title)]
     found = [q.find(n.strip().lower()) for n in names if n.strip() and n.strip().lower() in q]
-    text = f"{hit.title} {hit.abstract or hit.text}"
-    found += [
-        question.find(t) for t in name_tokens(question) if re.search(rf"(?<![\w-]){re.escape(t)}s?(?![\w-])", text)
-    ]
+    found += [question.find(t) for t in names_used(question, hit)]
     return min(found) if found else len(question)

@@ -113,10 +113,13 @@ def mentions_paper(question: str, hit: SearchHit) -> bool:
     defines or states ("the HTMP paper" for an abstract that says "(HTMP)"): a question that uses a
     paper's own terms is on topic however poorly it embeds. Only the relevance gate uses it; kinds are
     recognised from titles, so a name shared by many abstracts ("LLMs") never makes a comparison."""
-    if names_paper(question, hit.title):
-        return True
+    return names_paper(question, hit.title) or bool(names_used(question, hit))
+
+
+def names_used(question: str, hit: SearchHit) -> list[str]:
+    """The name-like tokens of ``question`` that the hit's title or abstract uses, as whole words."""
     text = f"{hit.title} {hit.abstract or hit.text}"
-    return any(re.search(rf"(?<![\w-]){re.escape(name)}s?(?![\w-])", text) for name in name_tokens(question))
+    return [n for n in name_tokens(question) if re.search(rf"(?<![\w-]){re.escape(n)}s?(?![\w-])", text)]
 
 
 def is_refusal(text: str) -> bool:

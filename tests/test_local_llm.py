@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -211,3 +212,26 @@ def test_killed_parent_leaves_no_orphan(model_path: Path, starter: str) -> None:
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(child)
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_answers_that_copy_the_prompt_are_drafted_from_it(server: LocalLLMServer) -> None:
+    """Prompt-lookup speculative decoding is on: llama.cpp reports how many drafted tokens it accepted."""
+    assert server.base_url is not None
+    sentence = "WildBox contains 237,505 3D bounding box annotations across seven African savanna species."
+    client = openai.OpenAI(base_url=server.base_url, api_key="local")
+    reply = client.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "user", "content": f"Repeat this sentence exactly: {sentence}"}],
+        temperature=0,
+        max_tokens=40,
+    )
+    assert "237,505" in (reply.choices[0].message.content or "")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any("draft acceptance" in line for line in server.log_tail()):
+        time.sleep(0.1)
+    accepted = [line for line in server.log_tail() if "draft acceptance" in line]
+    assert accepted, server.log_tail()[-10:]
+    m = re.search(r"\(\s*(\d+) accepted", accepted[-1])
+    assert m and int(m.group(1)) > 0, accepted[-1]

@@ -182,6 +182,13 @@ _READY = "RAG_LOCAL_LLM_LISTENING "
 # second of CPU) is then not slowed by a long generation on the same cores, and an idle machine gives the model all
 # of its time as before.
 SERVER_NICE = 5
+
+# Prompt-lookup speculative decoding: our answers copy phrases of the evidence, so llama.cpp drafts the next
+# DRAFT_TOKENS tokens from where the last MATCH_TOKENS generated tokens occur in the prompt and checks them in one
+# batch. Greedy output is unchanged; decoding measured 1.3x faster here (7.6-9.3 -> 9.2-15.5 tokens/s, 10 gold
+# questions, draft acceptance 50-86 %). llama.cpp's default (match 12, draft 48) was slower than none: its long
+# drafts are mostly rejected and cost a batch each.
+MATCH_TOKENS, DRAFT_TOKENS = 3, 6
 _PR_SET_PDEATHSIG = 1
 # The child imports rag.models.local_llm under an empty stand-in for the `rag` package: rag/__init__ pulls in
 # the whole app (Chroma, LangChain), which would cost the child seconds and hundreds of MB for nothing.
@@ -453,6 +460,9 @@ def _serve(argv: Sequence[str]) -> NoReturn:
     params.cache_prompt = True  # reuse the KV of a shared prompt prefix (system prompt, examples)
     params.cache_ram_mib = 512  # host-RAM prompt cache; llama.cpp's 8 GiB default could grow RSS unbounded
     params.warmup = True
+    params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+    params.speculative.ngram_simple.size_n = MATCH_TOKENS
+    params.speculative.ngram_simple.size_m = DRAFT_TOKENS
     params.hostnames = [args.host]
     params.port = args.port
     if daemon:  # reachable by every local user: require the owner's key (/health stays open)

@@ -34,7 +34,8 @@ def _handle(settings: Settings) -> DaemonServer:
     )
 
 
-def _rss_mb(pid: int) -> float | None:
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of process ``pid`` in MB (None if it is gone or not Linux)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
@@ -65,7 +66,7 @@ def llm_status(settings: Settings) -> dict[str, Any]:
         "keep_alive": state.keep_alive,
         "uptime_s": round(time.time() - state.started, 1),
         "idle_s": None if idle is None else round(idle, 1),
-        "rss_mb": _rss_mb(state.pid),
+        "rss_mb": rss_mb(state.pid),
         "log": str(handle.log_path),
     }
 

@@ -9,7 +9,7 @@ import json
 import shutil
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, ParamSpec, TypeVar, get_args
 
@@ -52,14 +52,59 @@ def _friendly(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _assistant(ctx: click.Context) -> Any:
-    from rag.assistant import Assistant
+def _settings(ctx: click.Context) -> Any:
     from rag.settings import get_settings
 
     obj = ctx.ensure_object(dict)
+    if "settings" not in obj:
+        obj["settings"] = get_settings(**obj.get("overrides", {}))
+    return obj["settings"]
+
+
+def _assistant(ctx: click.Context) -> Any:
+    from rag.assistant import Assistant
+
+    obj = ctx.ensure_object(dict)
     if "assistant" not in obj:
-        obj["assistant"] = Assistant.from_settings(get_settings(**obj.get("overrides", {})))
+        obj["assistant"] = Assistant.from_settings(_settings(ctx))
     return obj["assistant"]
+
+
+def _warm_stream(ctx: click.Context, request: dict[str, Any]) -> Iterator[Event] | None:
+    """The answer's events from the warm process (see :mod:`rag.apps.warm`), or None: then answer here, and
+    :func:`_leave_warm` starts one for the next command."""
+    obj = ctx.ensure_object(dict)
+    if "assistant" in obj:  # injected (tests, embedding the CLI): answer with it
+        return None
+    from rag.apps import warm
+
+    settings = _settings(ctx)
+    if not warm.supported() or settings.llm.keep_alive <= 0:
+        return None
+    try:
+        return warm.ask_warm(settings, request)
+    except warm.WarmGone:
+        obj["start_warm"] = True
+        return None
+
+
+def _leave_warm(ctx: click.Context) -> None:
+    if ctx.ensure_object(dict).pop("start_warm", False):
+        from rag.apps import warm
+
+        try:
+            warm.spawn(_settings(ctx))
+        except OSError as e:  # the answer is printed; the next command is only slower
+            click.echo(f"(could not keep the answering stack warm: {e})", err=True)
+
+
+def _stop_warm(ctx: click.Context) -> None:
+    """Writing to an index stops the warm processes answering from it (the next question starts a fresh one)."""
+    from rag.apps import warm
+
+    if warm.supported() and "assistant" not in ctx.ensure_object(dict):
+        settings = _settings(ctx)
+        warm.stop(settings, data_dir=settings.data_dir)
 
 
 def _progress_bar(desc: str, unit: str = "chunk") -> tuple[Callable[[int, int], None], Callable[[], None]]:
@@ -99,6 +144,7 @@ def cli(ctx: click.Context, data_dir: Path | None) -> None:
 @_friendly
 def ingest(ctx: click.Context, paths: tuple[Path, ...], rebuild: bool, prune: bool, as_json: bool) -> None:
     """Read abstracts (txt, JSONL, JSON, CSV, BEIR corpus) and index them."""
+    _stop_warm(ctx)
     assistant = _assistant(ctx)
     update, close = _progress_bar("embedding")
     try:
@@ -132,6 +178,7 @@ def export_cmd(ctx: click.Context, path: Path) -> None:
 @_friendly
 def import_cmd(ctx: click.Context, path: Path, replace: bool) -> None:
     """Load an index made by `rag export` (no embedding: the model and chunking settings must match)."""
+    _stop_warm(ctx)
     info = _assistant(ctx).import_index(path, replace=replace)
     click.echo(f"Imported {info['papers']} papers ({info['chunks']} chunks) from {path}.")
 
@@ -220,11 +267,14 @@ def ask(
     output: Path | None = None,
 ) -> None:
     """Answer QUESTION from the indexed abstracts, with verified citations."""
-    assistant = _assistant(ctx)
     filters = parse_where(list(where))
     fmt = "json" if as_json else fmt
+    request = {"question": question, "k": k, "filters": filters, "mode": mode, "kind": kind}
+    events = _warm_stream(ctx, request)
+    if events is None:
+        events = _assistant(ctx).stream(question, k=k, filters=filters, mode=mode, kind=kind)
     if fmt != "text" or output is not None:
-        answer = assistant.ask(question, k=k, filters=filters, mode=mode, kind=kind)
+        answer = _follow(events, None)
         render = {
             "json": lambda a: json.dumps(a.to_json(), ensure_ascii=False, indent=2) + "\n",
             "md": format_markdown,
@@ -238,13 +288,14 @@ def ask(
         else:
             output.write_text(text, encoding="utf-8", newline="")
             click.echo(f"Wrote {output} ({fmt}).", err=True)
+        _leave_warm(ctx)
         return
-    events = assistant.stream(question, k=k, filters=filters, mode=mode, kind=kind)
     answer = _follow(events, _Live(sys.stdout) if sys.stdout.isatty() else None)
     _print_answer(answer, color=sys.stdout.isatty())
     if kind is None and answer.kind != "lookup":
         label = {"compare": "comparison", "yesno": "yes/no"}.get(answer.kind, answer.kind)
         click.echo(f"(answered as a {label} question; --kind chooses another way)", err=True)
+    _leave_warm(ctx)
 
 
 def _plain(text: str) -> str:

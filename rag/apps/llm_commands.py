@@ -63,11 +63,26 @@ def llm() -> None:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Whether the shared server runs: pid, address, memory, idle time."""
+    from rag.apps import warm
     from rag.llm import llm_status
 
     with _one_line_errors():
-        info = llm_status(_settings(ctx))
-    click.echo(json.dumps(info) if as_json else _describe(info))
+        settings = _settings(ctx)
+        info = llm_status(settings)
+    info["warm"] = warm.status(settings) if warm.supported() else []
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    click.echo(_describe(info))
+    for w in info["warm"]:
+        click.echo(
+            f"Warm answering process: pid {w['pid']} for {w['data_dir']}"
+            + (f", {w['rss_mb']:.0f} MB" if w.get("rss_mb") else "")
+            + f", up {_duration(w['uptime_s'])}, "
+            f"last used {_duration(w['idle_s'])} ago, stops after {w['keep_alive']:g} s idle"
+            + ("" if w["same_settings"] else " (other settings)")
+            + "."
+        )
 
 
 @llm.command()
@@ -84,9 +99,15 @@ def start(ctx: click.Context) -> None:
 @llm.command()
 @click.pass_context
 def stop(ctx: click.Context) -> None:
-    """Stop the shared server now (for every process using it; the next question starts it again)."""
+    """Stop the shared server and the warm answering processes now (the next question starts them again)."""
+    from rag.apps import warm
     from rag.llm import stop_llm
 
     with _one_line_errors():
-        stopped = stop_llm(_settings(ctx))
+        settings = _settings(ctx)
+        pids = warm.stop(settings) if warm.supported() else []
+        stopped = stop_llm(settings)
     click.echo(f"Stopped the LLM server (pid {stopped['pid']})." if stopped else "No shared LLM server was running.")
+    if pids:
+        many = "es" if len(pids) > 1 else ""
+        click.echo(f"Stopped {len(pids)} warm answering process{many} (pid {', '.join(map(str, pids))}).")

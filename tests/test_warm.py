@@ -102,6 +102,14 @@ def test_the_second_ask_is_answered_by_the_warm_process_with_the_same_answer(
     assert bad.returncode == alone.returncode == 1
     assert bad.stderr == alone.stderr and "Traceback" not in bad.stderr and bad.stderr.startswith("Error: ")
 
+    # searches too: the same hits as in-process
+    found = rag(env, "search", "monocular 3D detection of wild animals", "--json")
+    alone_hits = rag(env | {"RAG_LLM__KEEP_ALIVE": "0"}, "search", "monocular 3D detection of wild animals", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout) == json.loads(alone_hits.stdout)
+    assert json.loads(found.stdout)[0]["title"] == "WildBox"
+    log = warm.run_dir(_settings(env)) / f"{warm.fingerprint(_settings(env))}.log"
+    assert log.read_text().count("searched in") == 1
+
     status = rag(env, "llm", "status", "--json")
     [info] = json.loads(status.stdout)["warm"]
     assert info["data_dir"] == str(Path(env["RAG_DATA_DIR"]).resolve()) and info["same_settings"]
@@ -129,6 +137,7 @@ def test_other_settings_are_never_answered_by_a_warm_process_of_different_ones(
     r = rag(other, "ask", Q, "--mode", "extractive", "--json")
     assert r.returncode == 0 and answered(env) == 0
     assert len(json.loads(r.stdout)["sources"]) <= 2
+    assert wait_for(lambda: len(warm.status(s)) == 2)  # it started its own (the fixture stops both)
 
 
 def test_an_idle_warm_process_stops_by_itself_and_cleans_up(env: dict[str, str], seed_corpus: Path) -> None:

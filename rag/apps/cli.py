@@ -9,7 +9,7 @@ import json
 import shutil
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any, ParamSpec, TypeVar, get_args
 
@@ -70,9 +70,9 @@ def _assistant(ctx: click.Context) -> Any:
     return obj["assistant"]
 
 
-def _warm_stream(ctx: click.Context, request: dict[str, Any]) -> Iterator[Event] | None:
-    """The answer's events from the warm process (see :mod:`rag.apps.warm`), or None: then answer here, and
-    :func:`_leave_warm` starts one for the next command."""
+def _warm_call(ctx: click.Context, call: str, request: dict[str, Any]) -> Any:
+    """``warm.<call>(settings, request)``: an answer's events or search hits from the warm process (see
+    :mod:`rag.apps.warm`), or None: then do it here, and :func:`_leave_warm` starts one for the next command."""
     obj = ctx.ensure_object(dict)
     if "assistant" in obj:  # injected (tests, embedding the CLI): answer with it
         return None
@@ -82,7 +82,7 @@ def _warm_stream(ctx: click.Context, request: dict[str, Any]) -> Iterator[Event]
     if not warm.supported() or settings.llm.keep_alive <= 0:
         return None
     try:
-        return warm.ask_warm(settings, request)
+        return getattr(warm, call)(settings, request)
     except warm.WarmGone:
         obj["start_warm"] = True
         return None
@@ -199,7 +199,11 @@ def search(
     ctx: click.Context, query: str, k: int | None, where: tuple[str, ...], mode: str | None, as_json: bool
 ) -> None:
     """Find the papers most relevant to QUERY."""
-    hits = _assistant(ctx).search(query, k=k, where=parse_where(list(where)), mode=mode)
+    request = {"query": query, "k": k, "where": parse_where(list(where)), "mode": mode}
+    hits = _warm_call(ctx, "search_warm", request)
+    if hits is None:
+        hits = _assistant(ctx).search(query, k=k, where=request["where"], mode=mode)
+    _leave_warm(ctx)
     if as_json:
         click.echo(json.dumps([h.to_json() for h in hits], ensure_ascii=False, indent=2))
         return
@@ -270,7 +274,7 @@ def ask(
     filters = parse_where(list(where))
     fmt = "json" if as_json else fmt
     request = {"question": question, "k": k, "filters": filters, "mode": mode, "kind": kind}
-    events = _warm_stream(ctx, request)
+    events = _warm_call(ctx, "ask_warm", request)
     if events is None:
         events = _assistant(ctx).stream(question, k=k, filters=filters, mode=mode, kind=kind)
     if fmt != "text" or output is not None:

@@ -175,11 +175,7 @@ def _frames(sock: socket.socket, first: tuple[Any, ...], log_path: Path) -> Iter
         sock.close()
 
 
-def ask_warm(settings: Any, request: dict[str, Any]) -> Iterator[Event]:
-    """The events of ``request`` (question, k, filters, mode, kind) from the warm process of ``settings``.
-
-    Raises :class:`WarmGone` before yielding anything when no warm process takes it (the caller answers in
-    its own process then); errors of the question itself are raised as the in-process path raises them."""
+def _first_frame(settings: Any, request: dict[str, Any]) -> tuple[socket.socket, tuple[Any, ...], Path]:
     fp = fingerprint(settings)
     d = run_dir(settings)
     sock = _connect(d / f"{fp}.sock")
@@ -193,7 +189,24 @@ def ask_warm(settings: Any, request: dict[str, Any]) -> Iterator[Event]:
     if raw is None:
         sock.close()
         raise WarmGone
-    return _frames(sock, pickle.loads(raw), d / f"{fp}.log")
+    return sock, pickle.loads(raw), d / f"{fp}.log"
+
+
+def ask_warm(settings: Any, request: dict[str, Any]) -> Iterator[Event]:
+    """The events of ``request`` (question, k, filters, mode, kind) from the warm process of ``settings``.
+
+    Raises :class:`WarmGone` before yielding anything when no warm process takes it (the caller answers in
+    its own process then); errors of the question itself are raised as the in-process path raises them."""
+    return _frames(*_first_frame(settings, {"op": "ask"} | request))
+
+
+def search_warm(settings: Any, request: dict[str, Any]) -> list[Any]:
+    """:meth:`rag.Assistant.search` (query, k, where, mode) in the warm process; :class:`WarmGone` as above."""
+    sock, frame, _log = _first_frame(settings, {"op": "search"} | request)
+    sock.close()
+    if frame[0] == "error":
+        raise _rebuild_error(*frame[1:])
+    return list(frame[1])
 
 
 def spawn(settings: Any) -> None:
@@ -330,6 +343,13 @@ class _Server:
                 return  # closing without a frame: the client answers in its own process
             t0 = time.perf_counter()
             try:
+                if request.get("op") == "search":
+                    hits = self.assistant.search(
+                        request["query"], k=request.get("k"), where=request.get("where"), mode=request.get("mode")
+                    )
+                    _send(conn, pickle.dumps(("hits", hits)))
+                    log.info("searched in %.2f s", time.perf_counter() - t0)
+                    return
                 for event in self.assistant.stream(
                     request["question"],
                     k=request.get("k"),

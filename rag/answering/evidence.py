@@ -17,6 +17,7 @@ are never evidence (:func:`is_evidence`), and what is shown is defused (:func:`n
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -69,8 +70,13 @@ def is_evidence(sentence: str) -> bool:
 
 def evidence_spans(abstract: str) -> list[tuple[int, int]]:
     """The sentence spans of ``abstract`` that may be shown and cited."""
+    return list(_evidence_spans(abstract))
+
+
+@functools.lru_cache(maxsize=4096)  # every question reads its papers' abstracts again
+def _evidence_spans(abstract: str) -> tuple[tuple[int, int], ...]:
     spans = split_sentences(abstract) or [(0, len(abstract))]
-    return [sp for sp in spans if is_evidence(abstract[sp[0] : sp[1]])]
+    return tuple(sp for sp in spans if is_evidence(abstract[sp[0] : sp[1]]))
 
 
 def stems(text: str) -> list[str]:

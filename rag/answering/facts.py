@@ -27,6 +27,7 @@ network" for "transformer") gets past them. Measured by eval/bench/bench_claims.
 
 from __future__ import annotations
 
+import functools
 import re
 from difflib import SequenceMatcher
 
@@ -127,6 +128,11 @@ def _word_stem(word: str) -> str:
 def _tokens(text: str) -> list[str]:
     """The text as stems, numbers ("seven" -> "7", "237,505" -> "237505"), expressions ("x:o(d)") and
     clause cuts ("|"), in order."""
+    return list(_cached_tokens(text))
+
+
+@functools.lru_cache(maxsize=8192)  # an abstract's sentences are read again for every claim and question
+def _cached_tokens(text: str) -> tuple[str, ...]:
     out = []
     for m in _TOKEN.finditer(text):
         if m.group("expr"):
@@ -138,7 +144,7 @@ def _tokens(text: str) -> list[str]:
         else:
             w = m.group("word").lower()
             out.append(NUMBER_WORDS.get(w) or _word_stem(w))
-    return out
+    return tuple(out)
 
 
 def _is_number(token: str) -> bool:

@@ -14,6 +14,7 @@ neither shown to the model nor able to support a claim, so a model that obeys it
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -77,10 +78,21 @@ _INSTRUCTION = re.compile(
 _TAG_TO_ASCII = {0xE0000 + c: c for c in range(0x20, 0x7F)}  # Unicode tag characters mirror ASCII
 
 
+@functools.cache
+def _format_chars() -> re.Pattern[str]:
+    """Every character of Unicode category Cf (163 of them): below U+20000 plus the tag block U+E0000-E007F,
+    the only ones above (checked against a full scan). Built on first use of non-ASCII text, in ~15 ms."""
+    codes = [c for c in range(0x20000) if unicodedata.category(chr(c)) == "Cf"]
+    codes += [c for c in range(0xE0000, 0xE0080) if unicodedata.category(chr(c)) == "Cf"]
+    return re.compile("[" + "".join(re.escape(chr(c)) for c in codes) + "]")
+
+
 def visible_text(text: str) -> str:
     """``text`` on one line without invisible format characters (zero-width, bidi controls, and Unicode
     tag characters, which can smuggle text a model reads but a person does not see)."""
-    return " ".join("".join(ch for ch in text if unicodedata.category(ch) != "Cf").split())
+    if not text.isascii():  # ASCII has no format characters
+        text = _format_chars().sub("", text)
+    return " ".join(text.split())
 
 
 def is_instruction(sentence: str) -> bool:
@@ -132,6 +144,11 @@ class SentenceVerdict:
 
 def key_terms(text: str) -> set[str]:
     """Lower-cased content words and numbers, crude plural folding so 'models' matches 'model'."""
+    return set(_key_terms(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _key_terms(text: str) -> frozenset[str]:
     out = set()
     for w in _WORD.findall(text):
         w = w.lower().strip("'")
@@ -140,7 +157,7 @@ def key_terms(text: str) -> set[str]:
         if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
         out.add(w)
-    return out
+    return frozenset(out)
 
 
 def parse_markers(text: str) -> list[int]:

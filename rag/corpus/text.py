@@ -6,6 +6,7 @@ and compared (dedupe, content ids).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -62,6 +63,7 @@ _ZERO_WIDTH = "\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen, zero-width 
 EMPH_OPEN, EMPH_CLOSE = "\x01", "\x02"  # marks emphasis for derive_title; never returned
 
 
+@functools.lru_cache(maxsize=16384)  # the answer path normalises the same abstract sentences for every claim
 def normalise_text(text: str) -> str:
     """The text as indexed: inline LaTeX and Markdown markup removed, whitespace collapsed.
 

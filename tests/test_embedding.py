@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from langchain_core.embeddings import Embeddings
 
 from rag.errors import ConfigError
 from rag.models.embedding import CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings
@@ -148,14 +149,43 @@ def test_cache_survives_reopening(tmp_path: Path, minilm: MiniLMEmbeddings) -> N
     assert reopened.computed == 0 and reopened.cache.hits == 2
 
 
-def test_queries_are_cached_apart_from_documents(tmp_path: Path, minilm: MiniLMEmbeddings) -> None:
+def test_a_symmetric_model_embeds_a_text_once_for_queries_and_documents(
+    tmp_path: Path, minilm: MiniLMEmbeddings
+) -> None:
     cached = CachedEmbeddings(minilm, EmbeddingCache(tmp_path / "e.sqlite"))
     cached.embed_documents([ZEBRAS])
-    query = cached.embed_query(ZEBRAS)  # another key space: some models embed queries differently
+    query = cached.embed_query(ZEBRAS)  # MiniLM embeds a query like a document: the same vector, from the cache
+    assert cached.computed == 1
+    np.testing.assert_allclose(query, minilm.embed_query(ZEBRAS), atol=1e-6)
+
+
+class _Prefixed(Embeddings):
+    """An asymmetric model (like e5): queries get a prefix, so their vectors differ from documents'."""
+
+    model_name = "prefixed"
+
+    def __init__(self, inner: MiniLMEmbeddings) -> None:
+        self.inner = inner
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query("query: " + text)
+
+
+def test_queries_of_an_asymmetric_model_are_cached_apart_from_documents(
+    tmp_path: Path, minilm: MiniLMEmbeddings
+) -> None:
+    inner = _Prefixed(minilm)
+    cached = CachedEmbeddings(inner, EmbeddingCache(tmp_path / "e.sqlite"))
+    doc = cached.embed_documents([ZEBRAS])[0]
+    query = cached.embed_query(ZEBRAS)  # another key space
     assert cached.computed == 2
     cached.embed_query(ZEBRAS)
     assert cached.computed == 2
-    np.testing.assert_allclose(query, minilm.embed_query(ZEBRAS), atol=1e-6)
+    np.testing.assert_allclose(query, inner.embed_query(ZEBRAS), atol=1e-6)
+    assert not np.allclose(query, doc, atol=1e-3)
 
 
 def test_model_names_do_not_collide(tmp_path: Path) -> None:

@@ -73,6 +73,8 @@ class _ArrayEmbeddings(Embeddings):
 
     Queries are embedded like documents."""
 
+    symmetric = True  # a query's vector is its document vector (CachedEmbeddings caches them once)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError
 
@@ -460,7 +462,8 @@ class CachedEmbeddings(Embeddings):
     ``model_name`` or ``model`` attribute, else its class name. Give an explicit name when the
     inner model has settings that change its vectors but not its name (e.g. output dimensions).
     Queries are cached apart from documents (``<model>#query``), because some models embed the
-    two differently. ``computed`` counts texts the inner model actually embedded.
+    two differently, unless the inner model says ``symmetric = True``. ``computed`` counts texts the
+    inner model actually embedded.
     """
 
     def __init__(self, inner: Embeddings, cache: EmbeddingCache, model_name: str | None = None):
@@ -516,7 +519,11 @@ class CachedEmbeddings(Embeddings):
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        """LangChain interface: cached query embedding."""
-        (array,) = self._embed_cached(f"{self.model_name}#query", [text], query=True)
+        """LangChain interface: cached query embedding (for a ``symmetric`` model, the document vector: a
+        question embedded for retrieval is then not embedded again to score evidence sentences)."""
+        if getattr(self.inner, "symmetric", False):
+            (array,) = self._embed_cached(self.model_name, [text], query=False)
+        else:
+            (array,) = self._embed_cached(f"{self.model_name}#query", [text], query=True)
         vector: list[float] = array.tolist()
         return vector

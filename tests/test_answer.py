@@ -257,3 +257,52 @@ def test_a_quoted_sentence_with_latex_verifies_against_itself(seed_assistant: An
     ans = seed_assistant.ask("How is the cfDNA signal of cancer distributed across genomic windows?", mode="extractive")
     assert ans.sentences and all(s.supported for s in ans.sentences) and not ans.unsupported
     assert "hotspots" in ans.text
+
+
+# ------------------------------------------------------------------ the model only restates the question
+@pytest.mark.parametrize(
+    ("question", "restated", "answer_words"),
+    [
+        (
+            "What does fine-tuning on WildBox recover performance to?",
+            "Fine-tuning on WildBox recovers performance [1].",
+            ["8.68", "AP3D"],
+        ),
+        (
+            "What causes transformer predictions to saturate at fixed boundary values?",
+            "Transformer predictions saturate at fixed boundary values [1].",
+            ["final normalization"],
+        ),
+    ],
+)
+def test_a_restated_question_is_answered_with_the_sentence_that_holds_the_answer(
+    seed_assistant: Any, question: str, restated: str, answer_words: list[str]
+) -> None:
+    """A small model often says the question back as a statement: nothing to verify, nothing wrong either.
+    The sentence of the evidence that holds both the restated claim and what the question asks for is
+    quoted, cited, instead of a needless refusal."""
+    a, fake = with_llm(seed_assistant, lambda p: restated)
+    ans = a.ask(question)
+    assert fake.prompts, "the model was asked"
+    assert not ans.refused and ans.quoted and ans.text.startswith("The abstract states: ")
+    assert all(w in ans.text for w in answer_words), ans.text
+    [c] = ans.citations
+    assert c.quote in ans.sources[c.n - 1].abstract and f"[{c.n}]" in ans.text
+
+
+@pytest.mark.parametrize(
+    ("question", "restated"),
+    [
+        ("Which university developed WildBox?", "WildBox was developed by a university [1]."),
+        ("How many parameters does the WildBox detector have?", "The WildBox detector has parameters [1]."),
+        ("Who funded the WildBox dataset?", "The WildBox dataset was funded [1]."),
+    ],
+)
+def test_a_restated_question_the_abstracts_do_not_answer_is_still_refused(
+    seed_assistant: Any, question: str, restated: str
+) -> None:
+    """No sentence names a university or counts parameters, and a who-question has no word to look for:
+    a restatement is not evidence that the abstracts answer."""
+    a, fake = with_llm(seed_assistant, lambda p: restated)
+    ans = a.ask(question)
+    assert fake.prompts and ans.refused and not ans.citations, ans.text

@@ -154,6 +154,16 @@ def _is_number(token: str) -> bool:
 _FUNCTION = frozenset(_stem_words(sorted(STOPWORDS | _SKIP_AFTER_NEGATION))) | {"|"}
 
 
+def content_stems(text: str) -> set[str]:
+    """The stems and numbers of ``text`` without function words ("causing" and "causes" -> "caus")."""
+    return {t for t in _tokens(text) if t not in _FUNCTION}
+
+
+def word_stem(word: str) -> str:
+    """The stem a word has in :func:`content_stems`."""
+    return _word_stem(word)
+
+
 def _clauses(text: str) -> list[list[str]]:
     clauses: list[list[str]] = [[]]
     for t in _tokens(text):

@@ -38,6 +38,7 @@ from rag.answering.verify import (
     key_terms,
     quote_fallback,
     render,
+    restatement_fallback,
     verify_answer,
 )
 from rag.corpus.chunking import chunk_paper, count_tokens
@@ -301,7 +302,9 @@ class AnswerPipeline:
         if not supported and not is_refusal(raw) and mode == "llm":
             # The model answered but not in words we can verify: if one evidence sentence holds what it
             # tried to say, answer with that sentence, quoted, rather than refuse (see quote_fallback).
-            fallback = quote_fallback(claims, prep.evidence, prep.standalone)
+            fallback = quote_fallback(claims, prep.evidence, prep.standalone) or restatement_fallback(
+                verdicts, prep.evidence, prep.standalone
+            )
             if fallback is not None:
                 verdicts, claims, supported, quoted = [fallback], [fallback], [fallback], True
         if not supported:  # a refusal phrase beside verified claims ("X is not mentioned") refuses nothing

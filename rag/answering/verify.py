@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.answering.facts import NUMBER_WORDS, STOPWORDS, anchors, fact_problems, numbers
+from rag.answering.facts import (
+    NUMBER_WORDS,
+    STOPWORDS,
+    anchors,
+    content_stems,
+    fact_problems,
+    numbers,
+    word_stem,
+)
 from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
 
@@ -340,6 +348,58 @@ def quote_fallback(
     if best is None:
         return None
     coverage, n, span = best
+    text = next(e for e in evidence if e.n == n).sentence(span)
+    return SentenceVerdict(text, [n], round(coverage, 4), True, True, (n, span))
+
+
+# What a question asks for: the first content word after its wh-word ("Which *university* ...", "What *causes*
+# ...", "How many *parameters* ..."), skipping auxiliaries and articles. Who/when/where questions have none.
+_FOCUS = re.compile(
+    r"^\s*(?P<wh>what|which|how\s+many|how\s+much)\s+(?:(?:is|are|was|were|does|do|did|has|have|had|can|could"
+    r"|the|a|an|kind|kinds|type|types|sort|of)\s+)*(?P<focus>[A-Za-z][\w-]*)",
+    re.I,
+)
+
+
+def restatement_fallback(
+    verdicts: Sequence[SentenceVerdict], evidence: Sequence[Evidence], question: str
+) -> SentenceVerdict | None:
+    """The evidence sentence that answers the question, when the model only restated it.
+
+    Small models often turn the question into a statement ("What causes X?" -> "X happens [1]."): a claim
+    with nothing the question does not say cannot be verified, and nothing in it points at an answer. When
+    every claim is such a restatement, the sentence of the offered evidence that holds the restated claim
+    (at least half of its stems) *and* what the question asks for (its focus word: "which university" needs
+    "university"; "how many" also needs a number), and says at least two things the question does not, is
+    quoted instead of a refusal. A question whose answer no sentence holds still gets no sentence: its
+    focus word is missing ("Which university developed X?" over an abstract naming none).
+    """
+    asked = key_terms(question)
+    said_back = [v.text for v in verdicts if len(key_terms(strip_markers(v.text))) >= 2]
+    if not said_back or any(len(key_terms(strip_markers(t)) - asked) >= 2 for t in said_back):
+        return None  # nothing said, or something new: quote_fallback's case, not this one
+    m = _FOCUS.search(question)
+    if m is None:
+        return None
+    focus = word_stem(m.group("focus"))
+    counting = m.group("wh").lower().startswith("how")
+    said = set().union(*(content_stems(strip_markers(t)) for t in said_back))
+    asked_stems = content_stems(question)
+    best: tuple[float, int, int, tuple[int, int]] | None = None
+    for ev in evidence:
+        for span in ev.spans:
+            sentence = ev.sentence(span)
+            stems = content_stems(sentence)
+            if focus not in stems or (counting and not numbers(sentence)) or len(stems - asked_stems) < 2:
+                continue
+            coverage = len(said & stems) / max(1, len(said))
+            if coverage < 0.5:
+                continue
+            if best is None or (coverage, -len(sentence)) > (best[0], -best[1]):
+                best = (coverage, len(sentence), ev.n, span)
+    if best is None:
+        return None
+    coverage, _length, n, span = best
     text = next(e for e in evidence if e.n == n).sentence(span)
     return SentenceVerdict(text, [n], round(coverage, 4), True, True, (n, span))
 

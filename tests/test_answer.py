@@ -273,6 +273,11 @@ def test_a_quoted_sentence_with_latex_verifies_against_itself(seed_assistant: An
             "Transformer predictions saturate at fixed boundary values [1].",
             ["final normalization"],
         ),
+        (  # "what do/does": no focus word; the sentence holds the restated claim ("the authors" aside)
+            "What do the authors release WildBox with?",
+            "The authors release WildBox [1].",
+            ["video-level splits"],
+        ),
     ],
 )
 def test_a_restated_question_is_answered_with_the_sentence_that_holds_the_answer(
@@ -296,6 +301,7 @@ def test_a_restated_question_is_answered_with_the_sentence_that_holds_the_answer
         ("Which university developed WildBox?", "WildBox was developed by a university [1]."),
         ("How many parameters does the WildBox detector have?", "The WildBox detector has parameters [1]."),
         ("Who funded the WildBox dataset?", "The WildBox dataset was funded [1]."),
+        ("What does WildBox cost to license?", "WildBox costs money to license [1]."),
     ],
 )
 def test_a_restated_question_the_abstracts_do_not_answer_is_still_refused(

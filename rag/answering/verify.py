@@ -354,11 +354,15 @@ def quote_fallback(
 
 # What a question asks for: the first content word after its wh-word ("Which *university* ...", "What *causes*
 # ...", "How many *parameters* ..."), skipping auxiliaries and articles. Who/when/where questions have none.
+# After "what do/does/did" the next noun is the subject ("What do *the authors* coin ...?"), not what is asked:
+# such a question has no focus word, and the sentence must hold more of the restated claim instead.
 _FOCUS = re.compile(
-    r"^\s*(?P<wh>what|which|how\s+many|how\s+much)\s+(?:(?:is|are|was|were|does|do|did|has|have|had|can|could"
-    r"|the|a|an|kind|kinds|type|types|sort|of)\s+)*(?P<focus>[A-Za-z][\w-]*)",
+    r"^\s*(?P<wh>what|which|how\s+many|how\s+much)\s+(?P<do>(?:do|does|did)\s+)?(?:(?:is|are|was|were|has|have"
+    r"|had|can|could|the|a|an|kind|kinds|type|types|sort|of)\s+)*(?P<focus>[A-Za-z][\w-]*)",
     re.I,
 )
+# Who says a thing is no part of it: "the authors coin X" and "we coin X" say the same
+_META = frozenset({"author", "paper", "studi", "work", "articl", "abstract"})
 
 
 def restatement_fallback(
@@ -371,8 +375,10 @@ def restatement_fallback(
     every claim is such a restatement, the sentence of the offered evidence that holds the restated claim
     (at least half of its stems) *and* what the question asks for (its focus word: "which university" needs
     "university"; "how many" also needs a number), and says at least two things the question does not, is
-    quoted instead of a refusal. A question whose answer no sentence holds still gets no sentence: its
-    focus word is missing ("Which university developed X?" over an abstract naming none).
+    quoted instead of a refusal. "What do/does/did ..." has no focus word; the sentence must then hold three
+    quarters of the restated claim (who says it, "the authors" or "the paper", not counted). A question whose
+    answer no sentence holds still gets no sentence: its focus word is missing ("Which university developed X?"
+    over an abstract naming none).
     """
     asked = key_terms(question)
     said_back = [v.text for v in verdicts if len(key_terms(strip_markers(v.text))) >= 2]
@@ -381,19 +387,22 @@ def restatement_fallback(
     m = _FOCUS.search(question)
     if m is None:
         return None
-    focus = word_stem(m.group("focus"))
+    focus = None if m.group("do") else word_stem(m.group("focus"))
+    least = 0.75 if focus is None else 0.5
     counting = m.group("wh").lower().startswith("how")
-    said = set().union(*(content_stems(strip_markers(t)) for t in said_back))
+    said = set().union(*(content_stems(strip_markers(t)) for t in said_back)) - _META
     asked_stems = content_stems(question)
     best: tuple[float, int, int, tuple[int, int]] | None = None
     for ev in evidence:
         for span in ev.spans:
             sentence = ev.sentence(span)
             stems = content_stems(sentence)
-            if focus not in stems or (counting and not numbers(sentence)) or len(stems - asked_stems) < 2:
+            if focus is not None and focus not in stems:
+                continue
+            if (counting and not numbers(sentence)) or len(stems - asked_stems) < 2:
                 continue
             coverage = len(said & stems) / max(1, len(said))
-            if coverage < 0.5:
+            if coverage < least:
                 continue
             if best is None or (coverage, -len(sentence)) > (best[0], -best[1]):
                 best = (coverage, len(sentence), ev.n, span)

@@ -57,7 +57,8 @@ _MAX_REQUEST = 1 << 20
 
 
 def supported() -> bool:
-    return os.name == "posix" and hasattr(socket, "AF_UNIX")
+    """Linux only: the processes are found and told apart through /proc (as the LLM server's are)."""
+    return sys.platform.startswith("linux") and hasattr(socket, "AF_UNIX")
 
 
 def run_dir(settings: Any) -> Path:
@@ -216,7 +217,8 @@ def spawn(settings: Any) -> None:
     os.chmod(d, 0o700)
     fp = fingerprint(settings)
     data_dir = str(Path(settings.data_dir).expanduser().resolve())
-    fd = os.open(d / f"{fp}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # appended to: a second command may start one while the first is still starting (it then exits at once)
+    fd = os.open(d / f"{fp}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         subprocess.Popen(
             [sys.executable, "-m", _MODULE, "--fingerprint", fp, "--data-dir", data_dir, "--run-dir", str(d)],

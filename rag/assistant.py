@@ -65,8 +65,8 @@ class Assistant:
         self._pipeline_: AnswerPipeline | None = None
         self._pipeline_lock = threading.Lock()
         #: a question's own CPU work (retrieval, evidence, an extractive answer) runs at most one per core, the
-        #: rest wait in arrival order: 14 extractive answers at once in threads each took the others' interpreter
-        #: lock and cores, and the slowest took 2.5 s; in line, each waits only for those ahead of it
+        #: rest wait (woken first come, first served, though a newcomer may take a slot just freed): 14 extractive
+        #: answers at once in threads each took the others' interpreter lock and cores, and the slowest took 2.5 s
         self._cpu = threading.Semaphore(max(1, os.cpu_count() or 1))
 
     @property

@@ -259,6 +259,7 @@ def status(settings: Any) -> list[dict[str, Any]]:
     from rag.llm import rss_mb
 
     now = time.time()
+    mine = fingerprint(settings)  # once: it reads the package's file times
     out = []
     for path, state in _states(settings):
         try:
@@ -272,7 +273,7 @@ def status(settings: Any) -> list[dict[str, Any]]:
                 "keep_alive": state["keep_alive"],
                 "uptime_s": round(now - state["started"], 1),
                 "idle_s": None if idle is None else round(max(0.0, idle), 1),
-                "same_settings": path.stem == fingerprint(settings),
+                "same_settings": path.stem == mine,
                 "rss_mb": rss_mb(int(state["pid"])),
             }
         )

@@ -312,3 +312,40 @@ def test_a_restated_question_the_abstracts_do_not_answer_is_still_refused(
     a, fake = with_llm(seed_assistant, lambda p: restated)
     ans = a.ask(question)
     assert fake.prompts and ans.refused and not ans.citations, ans.text
+
+
+def _hit(pid: str, title: str, abstract: str) -> Any:
+    from rag.types import SearchHit
+
+    return SearchHit(
+        paper_id=pid,
+        chunk_id=f"{pid}:0",
+        title=title,
+        text=abstract,
+        start=0,
+        end=len(abstract),
+        score=0.0,
+        abstract=abstract,
+    )
+
+
+def test_papers_the_question_names_are_answered_from_even_when_ranked_below_the_cut() -> None:
+    """A name is an exact signal: a named paper that fusion ranked below k is moved to the front, in the
+    order the question names the papers; the others keep their retrieval order."""
+    from rag.answering.pipeline import named_first
+
+    pool = [_hit(f"p{i}", f"Topic {i}, generic phrases", f"Background sentence number {i}.") for i in range(8)]
+    pool[6] = _hit("p6", "Zorblax Pro", "We introduce Zorblax Pro, a benchmark of 12,326 trajectories.")
+    pool[3] = _hit("p3", "Key phrases, rivers", "We study rivers with QuuxNet, a model defined here.")
+    top = named_first("How large are the Zorblax Pro and QuuxNet benchmarks?", pool, 4)
+    assert [h.paper_id for h in top] == ["p6", "p3", "p0", "p1"]
+    assert named_first("How large are the benchmarks?", pool, 4) == pool[:4]  # no name: retrieval order
+
+
+def test_a_name_that_several_retrieved_abstracts_use_names_none_of_them() -> None:
+    from rag.answering.pipeline import named_first
+
+    pool = [_hit(f"p{i}", f"Topic {i}", f"Text {i}.") for i in range(6)]
+    pool[4] = _hit("p4", "Topic 4", "We fine-tune GPT4o on rivers.")
+    pool[5] = _hit("p5", "Topic 5", "GPT4o fails on lakes.")
+    assert named_first("What does GPT4o do?", pool, 3) == pool[:3]

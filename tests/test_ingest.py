@@ -461,11 +461,29 @@ def test_seed_titles_name_the_contribution(seed_papers: list[Paper]) -> None:
 
 def test_seed_titles_without_a_name_are_key_phrases_never_a_cut_clause(seed_papers: list[Paper]) -> None:
     titles = [p.title for p in seed_papers]
-    assert "Expert specialisation, MoE, Maximal Update heuristics" in titles
+    assert "Expert specialisation, Mixture-of-Experts (MoE), Top-K" in titles
     assert "Quantum machine learning (QML), sampling hidden nodes" in titles
-    assert "ICL, distribution shift, Transformer models" in titles
+    assert "In-context learning (ICL), distribution shift, forward pass" in titles
     assert all(len(t) <= 60 and not t.endswith("…") for t in titles)
     assert not [t for t in titles if re.search(r"(?i)\b(we|this paper|aims?|argue)\b", t)]
+
+
+def test_an_acronym_counts_as_uses_of_what_it_stands_for_in_a_key_phrase_title() -> None:
+    """The phrase an abstract defines an acronym for is one key phrase with it, and each use of the acronym
+    counts for it: "Single-cell RNA (scRNA)" (mixed case) and "graph neural networks (GNNs)"."""
+    from rag.corpus.titles import key_phrase_title
+
+    rna = (
+        "Single-cell RNA (scRNA) sequencing measures tissue states. Tissue states drift in tissue samples. "
+        "Our scRNA model explains scRNA dropout, and scRNA noise shapes tissue states."
+    )
+    assert key_phrase_title(rna).count("Single-cell RNA (scRNA)") == 1
+    gnn = (
+        "Graph neural networks (GNNs) overfit on small molecules. We regularise GNNs with molecular motifs. "
+        "Motif dropout helps GNNs on molecules, and GNNs trained so transfer to larger molecules."
+    )
+    title = key_phrase_title(gnn)
+    assert "Graph neural networks (GNNs)" in title and title.count("GNN") == 1
 
 
 @pytest.mark.parametrize(

@@ -387,44 +387,14 @@ def _write_about(
 
 def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared) -> list[SearchHit]:
     """The papers the question names (in the order it names them), else the retrieved ones close to the best."""
-    from rag.answering.pipeline import names_paper
+    from rag.answering.pipeline import named_papers
 
-    named = [h for h in prep.hits if names_paper(prep.standalone, h.title)]
-    if len(named) < 2:  # "the cfDNA paper": a name that only one retrieved abstract uses names that paper
-        ids = {h.paper_id for h in named}
-        named += [h for h in _named_by_their_terms(prep.standalone, prep.hits) if h.paper_id not in ids]
+    named = named_papers(prep.standalone, prep.hits)
     if len(named) >= 2:
-        return sorted(named, key=lambda h: _first_mention(prep.standalone, h))[
-            : pipeline.settings.answer.compare_max_papers
-        ]
+        return named[: pipeline.settings.answer.compare_max_papers]
     best = max((h.dense_score or 0.0 for h in prep.hits), default=0.0)
     if best < pipeline.settings.answer.min_relevance and not named:
         return []
     near = [h for h in prep.hits if (h.dense_score or 0.0) >= best - pipeline.settings.answer.compare_margin]
     chosen = named + [h for h in near if h not in named]
     return chosen[: pipeline.settings.answer.compare_max_papers]
-
-
-def _named_by_their_terms(question: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
-    """Papers (one chunk each) whose abstract alone among ``hits`` uses a name-like token of the question."""
-    from rag.answering.pipeline import name_tokens, names_used
-
-    used = {h.paper_id: (h, set(names_used(question, h))) for h in hits}
-    out: dict[str, SearchHit] = {}
-    for name in name_tokens(question):
-        users = {pid: h for pid, (h, names) in used.items() if name in names}
-        if len(users) == 1:
-            out.update(users)
-    return list(out.values())
-
-
-def _first_mention(question: str, hit: SearchHit) -> int:
-    """Where ``question`` first names ``hit``: by its title, or by a name that its abstract uses."""
-    from rag.answering.pipeline import names_used
-
-    q = question.lower()
-    title = hit.title
-    names = [title, *re.findall(r"\(([^()]{2,20})\)", title), re.sub(r"\s*\([^()]*\)", "", title)]
-    found = [q.find(n.strip().lower()) for n in names if n.strip() and n.strip().lower() in q]
-    found += [question.find(t) for t in names_used(question, hit)]
-    return min(found) if found else len(question)

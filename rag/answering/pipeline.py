@@ -57,6 +57,10 @@ from rag.types import (
     Verdict,
 )
 
+# Answers read the top k papers of a retrieval this many times deeper, with the papers the question names moved
+# to the front (named_first): the deeper retrieval fuses the same candidate lists, so it costs ~nothing more.
+NAMED_POOL = 3
+
 _REFUSAL = re.compile(
     r"(don't|do not|does not|doesn't|cannot|can't|unable to)\s+"
     r"(answer|say|mention|provide|contain|specify|state|include|know)"
@@ -121,6 +125,44 @@ def names_used(question: str, hit: SearchHit) -> list[str]:
     """The name-like tokens of ``question`` that the hit's title or abstract uses, as whole words."""
     text = f"{hit.title} {hit.abstract or hit.text}"
     return [n for n in name_tokens(question) if re.search(rf"(?<![\w-]){re.escape(n)}s?(?![\w-])", text)]
+
+
+def named_papers(question: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """The papers among ``hits`` that ``question`` names, in the order it names them: by title or acronym
+    (:func:`names_paper`); and, while fewer than two are named so, by a name-like token that exactly one of the
+    hits uses ("the cfDNA paper"). A name many abstracts share ("LLMs") names none of them."""
+    named = [h for h in hits if names_paper(question, h.title)]
+    if len(named) < 2:
+        ids = {h.paper_id for h in named}
+        used = {h.paper_id: (h, set(names_used(question, h))) for h in hits}
+        for name in name_tokens(question):
+            users = [h for h, names in used.values() if name in names]
+            if len(users) == 1 and users[0].paper_id not in ids:
+                named.append(users[0])
+                ids.add(users[0].paper_id)
+    return sorted(named, key=lambda h: _first_mention(question, h))
+
+
+def _first_mention(question: str, hit: SearchHit) -> int:
+    """Where ``question`` first names ``hit``: by its title, or by a name that its abstract uses."""
+    q = question.lower()
+    title = hit.title
+    names = [title, *re.findall(r"\(([^()]{2,20})\)", title), re.sub(r"\s*\([^()]*\)", "", title)]
+    found = [q.find(n.strip().lower()) for n in names if n.strip() and n.strip().lower() in q]
+    found += [question.find(t) for t in names_used(question, hit)]
+    return min(found) if found else len(question)
+
+
+def named_first(question: str, pool: Sequence[SearchHit], k: int) -> list[SearchHit]:
+    """The ``k`` papers to answer from: those the question names (:func:`named_papers`) first, then the rest of
+    ``pool`` in retrieval order. A name is an exact signal that ranking can miss: "How large are the WildBox and
+    Who&When Pro datasets?" embeds far from the Who&When Pro abstract, which BM25 ranked first but fusion
+    ranked 8th. ``pool`` is a retrieval deeper than ``k``, so a named paper just below the cut is found."""
+    named = named_papers(question, pool)
+    if not named:
+        return list(pool[:k])
+    ids = {h.paper_id for h in named}
+    return [*named, *(h for h in pool if h.paper_id not in ids)][:k]  # each keeps its fused rank
 
 
 def is_refusal(text: str) -> bool:
@@ -242,7 +284,9 @@ class AnswerPipeline:
         standalone = self.condense(question, history, use_llm=query.mode == "llm", errors=errors)
         llm_error = errors[0] if errors else None
         t1 = time.perf_counter()
-        hits = self.retrieve(standalone, query.k, query.where, query.retrieval_mode)
+        k = query.k or self.settings.retrieval.k
+        pool = self.retrieve(standalone, k * NAMED_POOL, query.where, query.retrieval_mode)
+        hits = named_first(standalone, pool, k)
         t2 = time.perf_counter()
         timings = {"condense": t1 - t0, "retrieval": t2 - t1}
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)

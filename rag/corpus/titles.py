@@ -101,6 +101,10 @@ _TRAILING_STOPWORDS = {
 }
 
 
+# "<up to five words> (<acronym>)": a definition, when the acronym abbreviates the words before it
+_DEFINITION_RE = re.compile(r"(?P<long>(?:[A-Za-z][\w'-]*\s+){0,4}[A-Za-z][\w'-]*)\s*\((?P<short>[A-Za-z][\w-]{1,9})\)")
+
+
 def derive_title(abstract: str) -> str:
     """A short, deterministic display title for an abstract that came without one.
 
@@ -308,6 +312,7 @@ def key_phrase_title(text: str) -> str:
                     freq[_stem(w)] = freq.get(_stem(w), 0) + 1
             run = []
     singles = all(len(words) == 1 and not _is_name(words[0]) for words, _, _ in runs)
+    defined = _acronym_uses(text)
     for words, weight, pos in runs:
         stems = [_stem(w) for w in words]
         if all(s in _GENERIC for s in stems) or (len(words) == 1 and not _is_name(words[0]) and not singles):
@@ -316,10 +321,18 @@ def key_phrase_title(text: str) -> str:
         key = " ".join(stems)
         old = phrases.get(key)
         phrases[key] = (score + (old[0] if old else 0.0), old[1] if old else pos, old[2] if old else " ".join(words))
+    aliases: dict[str, str] = {}
+    for expansion, acr in defined.items():  # an acronym's uses are uses of what it stands for: "... (cfDNA)"
+        key = " ".join(expansion)
+        full, abbr = phrases.get(key), phrases.get(acr)
+        if full and abbr:
+            del phrases[acr]
+            phrases[key] = (full[0] + abbr[0], min(full[1], abbr[1]), f"{full[2]} ({abbr[2]})")
+            aliases[key] = acr
     chosen: list[str] = []
     used: set[str] = set()
     for key, (_score, _pos, surface) in sorted(phrases.items(), key=lambda kv: (-kv[1][0], kv[1][1])):
-        key_stems = set(key.split())
+        key_stems = set(key.split()) | ({aliases[key]} if key in aliases else set())
         if key_stems & used:
             continue
         spelled = next((i for i, c in enumerate(chosen) if _abbreviates(surface, c) or _abbreviates(c, surface)), None)
@@ -365,9 +378,44 @@ def _is_name(word: str) -> bool:
 
 
 def _abbreviates(short: str, long: str) -> bool:
-    """``CNN`` abbreviates "convolutional neural network", ``MARL`` "multi-agent reinforcement learning"."""
+    """``CNN`` abbreviates "convolutional neural network", ``MARL`` "multi-agent reinforcement learning",
+    ``cfDNA`` "cell-free DNA" (a mixed-case acronym: its letters in order, the first starting a word)."""
     letters = short.rstrip("s") if short.endswith("s") and short[:-1].isupper() else short
-    if " " in letters or not letters.isupper() or len(letters) < 2:
+    if " " in letters or len(letters) < 2:
         return False
+    if not letters.isupper():
+        return sum(c.isupper() for c in letters) >= 2 and _spells(letters, long)
     initials = "".join(w[0] for w in re.split(r"[\s-]+", long) if w).upper()
     return initials == letters.upper() or initials.endswith(letters.upper())
+
+
+def _spells(short: str, long: str) -> bool:
+    """Schwartz & Hearst's test of an abbreviation: the short form's letters and digits occur in ``long`` in
+    order, matched from the right, and its first character starts a word of ``long``."""
+    s, text = short.lower(), long.lower()
+    if not s[:1].isalnum() or text[:1] != s[:1]:
+        return False
+    li = len(text) - 1
+    for si in range(len(s) - 1, -1, -1):
+        c = s[si]
+        if not c.isalnum():
+            continue
+        while li >= 0 and (text[li] != c or (si == 0 and li > 0 and text[li - 1].isalnum())):
+            li -= 1
+        if li < 0:
+            return False
+        li -= 1
+    return True
+
+
+def _acronym_uses(text: str) -> dict[tuple[str, ...], str]:
+    """The phrases ``text`` defines an acronym for ("Cell-free DNA (cfDNA)"), as stems, with the acronym's stem:
+    each use of the acronym is a use of the phrase."""
+    out: dict[tuple[str, ...], str] = {}
+    for m in _DEFINITION_RE.finditer(text):
+        words, short = m.group("long").split(), m.group("short")
+        for n in range(1, min(len(words), 5) + 1):
+            if _abbreviates(short, " ".join(words[-n:])):
+                out[tuple(_stem(w) for w in words[-n:])] = _stem(short)
+                break
+    return out

@@ -93,12 +93,9 @@ class Assistant:
         """True (after a restart) when the embedded llama.cpp server had died; False for remote endpoints."""
         if self.settings.llm.base_url or self._chat_model is None or not hasattr(self._chat_model, "openai_api_base"):
             return False
-        from rag.models.local_llm import get_local_server
+        from rag.models.local_llm import shared_server
 
-        s = self.settings
-        server = get_local_server(
-            s.llm.model, Path(s.cache_dir).expanduser(), s.llm.threads, s.llm.ctx, keep_alive=s.llm.keep_alive
-        )
+        server = shared_server(self.settings)
         if server.base_url == self._chat_model.openai_api_base:
             return False
         with self._chat_lock:
@@ -170,15 +167,13 @@ class Assistant:
         """
         if self.settings.llm.base_url:
             return {"base_url": self.settings.llm.base_url}
-        from rag.models.local_llm import ensure_model, get_local_server
+        from rag.models.local_llm import ensure_model, shared_server
 
         s = self.settings
         t0 = time.perf_counter()
         ensure_model(s.llm.model, Path(s.cache_dir).expanduser())
         t1 = time.perf_counter()
-        server = get_local_server(
-            s.llm.model, Path(s.cache_dir).expanduser(), s.llm.threads, s.llm.ctx, keep_alive=s.llm.keep_alive
-        )
+        server = shared_server(s)
         t2 = time.perf_counter()
         self.chat_model()
         return {"assemble_s": t1 - t0, "start_s": t2 - t1, "base_url": server.base_url, "pid": server.pid}

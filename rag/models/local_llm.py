@@ -20,6 +20,7 @@ import importlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -29,12 +30,16 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from filelock import FileLock
 
 from rag.errors import BackendError, ConfigError
 from rag.models.daemon import DaemonServer, child_options, main_loop
+from rag.models.native_llm import find_server, mark_failed
+
+if TYPE_CHECKING:
+    from rag.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -213,10 +218,14 @@ def http_status(url: str, timeout: float) -> int:
         return 0
 
 
-def child_command(model_path: Path, *, threads: int, ctx: int, host: str = "127.0.0.1") -> list[str]:
-    """The command line of a server child (:func:`_serve`) on a free port of ``host``."""
+def child_command(
+    model_path: Path, *, threads: int, ctx: int, host: str = "127.0.0.1", binary: Path | None = None
+) -> list[str]:
+    """The command line of a server child (:func:`_serve`) on a free port of ``host``; with ``binary``, the child
+    runs that llama-server (:mod:`rag.models.native_llm`) instead of xllamacpp."""
     package_dir = str(Path(__file__).resolve().parents[1])  # the rag package folder
     cmd = [sys.executable, "-c", _CHILD_BOOTSTRAP, package_dir, "--model", str(model_path)]
+    cmd += ["--binary", str(binary)] if binary else []
     return cmd + ["--threads", str(threads), "--ctx", str(ctx), "--host", host, "--port", "0"]
 
 
@@ -234,8 +243,10 @@ class LocalLLMServer:
         host: str = "127.0.0.1",
         startup_timeout: float = 120.0,
         log_lines: int = 200,
+        binary: Path | None = None,
     ) -> None:
         self.model_path = Path(model_path)
+        self.binary = binary
         self.threads = threads
         self.ctx = ctx
         self.host = host
@@ -288,7 +299,7 @@ class LocalLLMServer:
             return f"{self._address}/v1"
 
     def _spawn(self) -> None:
-        cmd = child_command(self.model_path, threads=self.threads, ctx=self.ctx, host=self.host)
+        cmd = child_command(self.model_path, threads=self.threads, ctx=self.ctx, host=self.host, binary=self.binary)
         cmd += ["--parent-pid", str(os.getpid())]
         # PDEATHSIG fires when the *thread* that forked the child exits, not the process: from a worker
         # thread (a UI request) it would kill a healthy server. There the child's getppid() poll suffices.
@@ -374,7 +385,7 @@ class LocalLLMServer:
         self.stop()
 
 
-_shared: dict[tuple[str, Path, int, int, float], LocalLLMServer | DaemonServer] = {}
+_shared: dict[tuple[str, Path, int, int, float, bool], LocalLLMServer | DaemonServer] = {}
 _shared_lock = threading.Lock()
 
 
@@ -385,6 +396,7 @@ def get_local_server(
     ctx: int = 4096,
     keep_alive: float = 0.0,
     *,
+    native: bool = True,
     registry: Mapping[str, ModelSpec] = GGUF_MODELS,
 ) -> LocalLLMServer | DaemonServer:
     """The process-wide handle on the server for these arguments, assembled and started on first call
@@ -394,12 +406,15 @@ def get_local_server(
     ``keep_alive`` > 0: the user's shared server (:mod:`rag.models.daemon`, in ``cache_dir/llm``), which
     outlives this process until it has been idle that many seconds. 0: a child of this process, stopped
     when the process exits.
+
+    ``native``: run llama.cpp built for this CPU by ``rag llm build`` when there is one (:mod:`rag.models.native_llm`).
     """
-    key = (model_name, Path(cache_dir).resolve(), threads, ctx, keep_alive)
+    key = (model_name, Path(cache_dir).resolve(), threads, ctx, keep_alive, native)
     with _shared_lock:  # held through the start, so concurrent first callers don't start two servers
         server = _shared.get(key)
         if server is None:
             path = ensure_model(model_name, key[1], registry=registry)
+            binary = find_server(key[1]) if native else None
             if keep_alive > 0:
                 server = DaemonServer(
                     path,
@@ -409,12 +424,21 @@ def get_local_server(
                     threads=threads,
                     ctx=ctx,
                     keep_alive=keep_alive,
+                    binary=binary,
                 )
             else:
-                server = LocalLLMServer(path, threads=threads, ctx=ctx)
+                server = LocalLLMServer(path, threads=threads, ctx=ctx, binary=binary)
             _shared[key] = server
         server.start()
         return server
+
+
+def shared_server(settings: Settings) -> LocalLLMServer | DaemonServer:
+    """:func:`get_local_server` for the embedded model of ``settings`` (model, cache, threads, context, keep-alive,
+    runtime)."""
+    s = settings.llm
+    cache = Path(settings.cache_dir).expanduser()
+    return get_local_server(s.model, cache, s.threads, s.ctx, keep_alive=s.keep_alive, native=s.native)
 
 
 def _die_with_parent(parent_pid: int, pdeathsig: bool) -> None:
@@ -437,6 +461,7 @@ def _serve(argv: Sequence[str]) -> NoReturn:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--parent-pid", type=int, default=os.getppid())
     parser.add_argument("--pdeathsig", action="store_true")
+    parser.add_argument("--binary", default="")
     args, _daemon_args = parser.parse_known_args(argv)
     daemon = child_options(list(argv))  # a shared server (rag.models.daemon): it outlives its starter
     if not daemon:
@@ -448,6 +473,36 @@ def _serve(argv: Sequence[str]) -> NoReturn:
 
     if hasattr(os, "nice"):
         os.nice(SERVER_NICE)
+    server: Any = None
+    if args.binary:
+        key_file = daemon["api_key_file"] if daemon else None
+        try:
+            server = _BinaryServer(Path(args.binary), args, key_file)
+        except _BinaryFailed as e:  # a crash (an instruction this CPU lacks after all), a bad build: never again
+            mark_failed(Path(args.binary), str(e))
+            print(f"rag: {e}; serving with the bundled llama.cpp (xllamacpp) instead", file=sys.stderr, flush=True)
+    if server is None:
+        server = _xllamacpp_server(args, daemon)
+    if daemon:
+        main_loop(server, daemon, stopping)
+    else:
+        print(f"{_READY}{server.listening_address}", flush=True)
+        while not stopping.wait(1.0):
+            if os.getppid() != args.parent_pid:  # orphaned (no PDEATHSIG from a worker thread, or not Linux)
+                break
+    # A stopped child was once seen hanging on its way out (cause not pinned down): skip interpreter
+    # finalisation, and let a watchdog bound llama.cpp's own shutdown, which normally takes milliseconds.
+    watchdog = threading.Timer(5.0, os._exit, (1,))
+    watchdog.daemon = True
+    watchdog.start()
+    if isinstance(server, _BinaryServer):
+        server.stop()
+    del server
+    os._exit(0)
+
+
+def _xllamacpp_server(args: argparse.Namespace, daemon: dict[str, Any]) -> Any:
+    """llama.cpp's server from the xllamacpp wheel, in this process."""
     import xllamacpp  # here, so the parent never loads llama.cpp
 
     params = xllamacpp.CommonParams()
@@ -468,21 +523,70 @@ def _serve(argv: Sequence[str]) -> NoReturn:
     if daemon:  # reachable by every local user: require the owner's key (/health stays open)
         params.api_keys = [daemon["api_key_file"].read_text().strip()]
         params.endpoint_metrics = True  # its counters tell the daemon when it is idle
-    server = xllamacpp.Server(params)  # blocks until the model is loaded and the socket listens
-    if daemon:
-        main_loop(server, daemon, stopping)
-    else:
-        print(f"{_READY}{server.listening_address}", flush=True)
-        while not stopping.wait(1.0):
-            if os.getppid() != args.parent_pid:  # orphaned (no PDEATHSIG from a worker thread, or not Linux)
-                break
-    # A stopped child was once seen hanging on its way out (cause not pinned down): skip interpreter
-    # finalisation, and let a watchdog bound llama.cpp's own shutdown, which normally takes milliseconds.
-    watchdog = threading.Timer(5.0, os._exit, (1,))
-    watchdog.daemon = True
-    watchdog.start()
-    del server
-    os._exit(0)
+    return xllamacpp.Server(params)  # blocks until the model is loaded and the socket listens
+
+
+class _BinaryFailed(Exception):
+    pass
+
+
+class _BinaryServer:
+    """A llama-server executable (:mod:`rag.models.native_llm`) run by the server child with the settings of
+    :func:`_xllamacpp_server`, with the surface :func:`rag.models.daemon.main_loop` uses: ``listening_address``
+    and ``handle_metrics()``. It dies with the child (PDEATHSIG) and inherits its nice level and output."""
+
+    def __init__(self, binary: Path, args: argparse.Namespace, key_file: Path | None, timeout: float = 120.0) -> None:
+        port = args.port or _free_port(args.host)
+        self.listening_address = f"http://{args.host}:{port}"
+        self._key = key_file.read_text().strip() if key_file else None
+        cmd = [str(binary), "--model", args.model, "--alias", Path(args.model).stem, "--host", args.host]
+        cmd += ["--port", str(port), "--threads", str(args.threads), "--threads-batch", str(args.threads)]
+        cmd += ["--ctx-size", str(args.ctx), "--parallel", "1", "--cache-ram", "512", "--spec-type", "ngram-simple"]
+        cmd += ["--spec-ngram-simple-size-n", str(MATCH_TOKENS), "--spec-ngram-simple-size-m", str(DRAFT_TOKENS)]
+        if key_file:  # a file, not --api-key: a command line is readable by every local user
+            cmd += ["--api-key-file", str(key_file), "--metrics"]
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, preexec_fn=_die_with_me)
+        deadline = time.monotonic() + timeout
+        while http_status(f"{self.listening_address}/health", 2.0) != 200:
+            code = self._proc.poll()
+            if code is not None:
+                why = f"signal {-code}" if code < 0 else f"exit code {code}"
+                raise _BinaryFailed(f"{binary} stopped while loading the model ({why})")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise _BinaryFailed(f"{binary} was not ready within {timeout:.0f} s")
+            time.sleep(0.2)
+
+    def handle_metrics(self) -> str:
+        """llama.cpp's Prometheus counters (the daemon's idle watch)."""
+        request = urllib.request.Request(f"{self.listening_address}/metrics")
+        if self._key:
+            request.add_header("Authorization", f"Bearer {self._key}")
+        try:
+            with _LOCAL_HTTP.open(request, timeout=5.0) as response:
+                return str(response.read().decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            return ""
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_me() -> None:
+    """In the llama-server child: SIGTERM when the server child that started it dies."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 if __name__ == "__main__":

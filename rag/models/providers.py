@@ -233,11 +233,9 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
         api_key = s.api_key.get_secret_value() if s.api_key else "not-needed"
         _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
     else:
-        from rag.models.local_llm import get_local_server
+        from rag.models.local_llm import shared_server
 
-        server = get_local_server(
-            s.model, Path(settings.cache_dir).expanduser(), threads=s.threads, ctx=s.ctx, keep_alive=s.keep_alive
-        )
+        server = shared_server(settings)
         base_url = server.base_url or ""
         api_key = server.api_key
         follow = getattr(server, "ensure", None)  # the shared server: followed across its restarts

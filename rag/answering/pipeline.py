@@ -153,12 +153,16 @@ def _first_mention(question: str, hit: SearchHit) -> int:
     return min(found) if found else len(question)
 
 
-def named_first(question: str, pool: Sequence[SearchHit], k: int) -> list[SearchHit]:
+def named_first(question: str, pool: Sequence[SearchHit], k: int, *, context: str = "") -> list[SearchHit]:
     """The ``k`` papers to answer from: those the question names (:func:`named_papers`) first, then the rest of
     ``pool`` in retrieval order. A name is an exact signal that ranking can miss: "How large are the WildBox and
     Who&When Pro datasets?" embeds far from the Who&When Pro abstract, which BM25 ranked first but fusion
-    ranked 8th. ``pool`` is a retrieval deeper than ``k``, so a named paper just below the cut is found."""
-    named = named_papers(question, pool)
+    ranked 8th. ``pool`` is a retrieval deeper than ``k``, so a named paper just below the cut is found.
+
+    ``context`` is the standalone form of a follow-up (it may carry the earlier question): its names count only
+    when the follow-up itself names no paper, so "How many species does it cover?" after a question on WildBox
+    leads with WildBox, while a follow-up that names its own paper is not answered about the earlier one."""
+    named = named_papers(question, pool) or (named_papers(context, pool) if context else [])
     if not named:
         return list(pool[:k])
     ids = {h.paper_id for h in named}
@@ -286,7 +290,7 @@ class AnswerPipeline:
         t1 = time.perf_counter()
         k = query.k or self.settings.retrieval.k
         pool = self.retrieve(standalone, k * NAMED_POOL, query.where, query.retrieval_mode)
-        hits = named_first(standalone, pool, k)
+        hits = named_first(question, pool, k, context=standalone)
         t2 = time.perf_counter()
         timings = {"condense": t1 - t0, "retrieval": t2 - t1}
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)

@@ -12,7 +12,7 @@ import pytest
 
 from rag.models.local_llm import LocalLLMServer, ensure_model
 from rag.models.native_llm import build, build_dir, find_server, mark_failed
-from rag.settings import default_cache_dir
+from rag.settings import get_settings
 from tests.test_local_llm import assert_drafts_accepted
 
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -56,8 +56,9 @@ def test_a_build_is_found_until_it_is_marked_failed(tmp_path: Path) -> None:
 @pytest.mark.llm
 @toolchain
 def test_the_build_for_this_cpu_serves_answers_with_prompt_lookup_drafts(model_path: Path) -> None:
-    binary = build(default_cache_dir(), say=lambda _line: None)  # at once when `make test` built it
-    assert find_server(default_cache_dir()) == binary
+    cache = Path(get_settings().cache_dir).expanduser()  # where `make test` built it (RAG_CACHE_DIR)
+    binary = build(cache, say=lambda _line: None)  # at once when it is built
+    assert find_server(cache) == binary
     with LocalLLMServer(model_path, binary=binary) as server:
         assert server.pid is not None and server.base_url is not None
         assert [exe for _pid, exe in _children(server.pid)] == [str(binary)]  # it serves, not xllamacpp

@@ -177,3 +177,24 @@ def test_the_pipeline_drops_a_claim_whose_numbers_swapped_metrics(seed_assistant
     assert not answer.refused and answer.sentences[0].supported
     answer = swapped.ask(question, kind="lookup")
     assert answer.refused or not any(s.supported and "13.17±0.69 AP-BEV" in s.text for s in answer.sentences)
+
+
+def test_a_verbatim_quote_skips_the_fact_checks_and_a_changed_copy_does_not(
+    seed_assistant: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claim that is its best evidence sentence word for word cannot have changed a fact (extractive answers
+    are such quotes: the checks cost ~30 % of their CPU); one changed word sends it through the checks."""
+    from rag.answering import verify
+    from tests.conftest import count_calls
+
+    calls = count_calls(verify, "fact_problems")
+    question = "How many 3D bounding box annotations does WildBox have?"
+    quote = (
+        "We introduce WildBox, a dataset and benchmark for monocular 3D detection of wildlife from drone video, "
+        "comprising 237,505 3D bounding box annotations across seven African savanna species grouped into six "
+        "benchmark classes."
+    )
+    answer = with_llm(seed_assistant, quote).ask(question, kind="lookup")
+    assert answer.sentences[0].supported and not calls
+    with_llm(seed_assistant, quote.replace("monocular", "stereo")).ask(question, kind="lookup")
+    assert calls  # one word changed: the claim is checked like any other

@@ -301,7 +301,12 @@ def _judge(
             source = f"{ev.title}. {normalise_text(ev.title)}. {ev.text} {ev.raw_text}"
             # the claim as it reads (LaTeX rendered), like the source sentence it is compared with
             claim = normalise_text(text)
-            problems[n] = fact_problems(claim, _fact_window(text, ev, scores[n][1]), source, question)
+            best = ev.sentence(scores[n][1])
+            # a verbatim copy of its best sentence (an extractive answer, a quote) cannot have changed a fact
+            verbatim = claim.rstrip(" .") == normalise_text(best).rstrip(" .")
+            problems[n] = (
+                [] if verbatim else fact_problems(claim, _fact_window(text, ev, scores[n][1]), source, question)
+            )
         return not problems[n]
 
     cited = [n for n in valid if supports(n)]

@@ -478,8 +478,9 @@ def _serve(argv: Sequence[str]) -> NoReturn:
         key_file = daemon["api_key_file"] if daemon else None
         try:
             server = _BinaryServer(Path(args.binary), args, key_file)
-        except _BinaryFailed as e:  # a crash (an instruction this CPU lacks after all), a bad build: never again
-            mark_failed(Path(args.binary), str(e))
+        except _BinaryFailed as e:
+            if e.crashed:  # an instruction this CPU lacks after all, a broken build: never again
+                mark_failed(Path(args.binary), str(e))
             print(f"rag: {e}; serving with the bundled llama.cpp (xllamacpp) instead", file=sys.stderr, flush=True)
     if server is None:
         server = _xllamacpp_server(args, daemon)
@@ -527,7 +528,9 @@ def _xllamacpp_server(args: argparse.Namespace, daemon: dict[str, Any]) -> Any:
 
 
 class _BinaryFailed(Exception):
-    pass
+    def __init__(self, message: str, *, crashed: bool) -> None:
+        super().__init__(message)
+        self.crashed = crashed  # it exited; else it was only slow (a busy machine), and may be tried again
 
 
 class _BinaryServer:
@@ -551,10 +554,10 @@ class _BinaryServer:
             code = self._proc.poll()
             if code is not None:
                 why = f"signal {-code}" if code < 0 else f"exit code {code}"
-                raise _BinaryFailed(f"{binary} stopped while loading the model ({why})")
+                raise _BinaryFailed(f"{binary} stopped while loading the model ({why})", crashed=True)
             if time.monotonic() > deadline:
                 self.stop()
-                raise _BinaryFailed(f"{binary} was not ready within {timeout:.0f} s")
+                raise _BinaryFailed(f"{binary} was not ready within {timeout:.0f} s", crashed=False)
             time.sleep(0.2)
 
     def handle_metrics(self) -> str:

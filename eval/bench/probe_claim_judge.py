@@ -8,6 +8,11 @@ above three P(yes) thresholds: a check worth adding to verification keeps nearly
 perturbed ones. ~100 s for 30 claims here.
 
     PYTHONPATH=. .venv/bin/python eval/bench/probe_claim_judge.py [--claims 30]
+
+``--behind-verifier``: every claim of the file instead (true, perturbed, unsupported), each first given to the
+product's verification as the model's whole answer (as eval/bench/bench_claims.py does); the model judges only the
+claims verification keeps, against the sentence their citation quotes. Prints how many true claims would still be
+shown and how many false ones rejected, per threshold: the combined check's two rates.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import json
 import random
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -42,12 +49,55 @@ def sentence_of(quote: str, abstracts: list[str]) -> str | None:
     return None
 
 
+def behind_verifier(rows: list[dict[str, Any]], p_yes: Callable[[str, str], float]) -> None:
+    """The combined check: verification first, then the model's judgement of what verification kept."""
+    import tempfile
+
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    thresholds = (0.0, 0.3, 0.4, 0.5, 0.6)
+    right: dict[str, list[int]] = {}
+    total: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        a = Assistant.from_settings(get_settings(data_dir=tmp))
+        a.ingest([a.bundled_corpus()])
+        for r in rows:
+            cases = [("unsupported", r["claim"])] if r.get("unsupported") else [("true", r["claim"])]
+            for kind, claim in cases + [(p["kind"], p["claim"]) for p in r.get("perturbed", [])]:
+                fake = FakeListChatModel(responses=[claim])
+                answer = Assistant(a.settings, embeddings=a.embeddings, chat_model=fake).ask(
+                    r["question"], kind="lookup"
+                )
+                want = " ".join(claim.split()).rstrip(".")
+                kept = [
+                    s
+                    for s in answer.sentences
+                    if s.supported and s.citations and " ".join(s.text.split()).rstrip(".") == want
+                ]
+                p = 0.0
+                if kept and not answer.refused and not answer.quoted:
+                    quote = next((c.quote for c in answer.citations if c.n == kept[0].citations[0]), "")
+                    p = p_yes(quote, claim) if quote else 1.0
+                shown = [bool(kept) and not answer.refused and not answer.quoted and p >= t for t in thresholds]
+                total[kind] = total.get(kind, 0) + 1
+                counts = right.setdefault(kind, [0] * len(thresholds))
+                for i, sh in enumerate(shown):
+                    counts[i] += sh if kind == "true" else not sh
+    print("| kind | n | " + " | ".join(f"P(yes) ≥ {t}" for t in thresholds) + " | meaning |")
+    print("|---|---|" + "---|" * len(thresholds) + "---|")
+    for kind, counts in right.items():
+        what = "shown" if kind == "true" else "rejected"
+        print(f"| {kind} | {total[kind]} | " + " | ".join(f"{c / total[kind]:.3f}" for c in counts) + f" | {what} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--claims", type=int, default=30)
+    ap.add_argument("--behind-verifier", action="store_true")
     args = ap.parse_args()
     lines = (ROOT / "eval/data/neurips2026_claims.jsonl").read_text().splitlines()
     rows = [json.loads(x) for x in lines if x.strip() and not x.startswith("//")]
+    all_rows = list(rows)
     rows = [r for r in rows if not r.get("unsupported") and r.get("quote")]
     random.Random(5).shuffle(rows)
     abstracts = [a for a in Assistant.bundled_corpus().read_text().split("\n") if len(a) > 200]
@@ -57,6 +107,9 @@ def main() -> None:
         messages = [SystemMessage(SYSTEM), HumanMessage(ASK.format(sentence=sentence, claim=claim))]
         return label_probabilities(chat, messages, ("yes", "no"))[0]["yes"]
 
+    if args.behind_verifier:
+        behind_verifier(all_rows, p_yes)
+        return
     found: dict[str, list[float]] = {"true": [], "entity": [], "number": [], "negation": []}
     t0 = time.perf_counter()
     for r in rows[: args.claims]:

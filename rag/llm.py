@@ -14,7 +14,7 @@ from typing import Any
 
 from rag.errors import ConfigError
 from rag.models.daemon import DaemonServer
-from rag.models.local_llm import GGUF_MODELS, ensure_model, get_local_server
+from rag.models.local_llm import GGUF_MODELS, ensure_model, shared_server
 from rag.settings import Settings
 
 
@@ -85,7 +85,7 @@ def llm_status(settings: Settings) -> dict[str, Any]:
 
 def _runtime(settings: Settings, pid: int | None) -> str:
     """Which llama.cpp serves (or will serve): "native" (built for this CPU by `rag llm build`) or "xllamacpp"."""
-    from rag.models.native_llm import find_server
+    from rag.models.native_llm import find_server, has_failed
 
     if pid is not None:  # the running server: started with a native binary that has not failed since?
         try:
@@ -94,7 +94,7 @@ def _runtime(settings: Settings, pid: int | None) -> str:
             args = []
         if b"--binary" in args:
             binary = Path(args[args.index(b"--binary") + 1].decode())
-            return "native" if not (binary.parent.parent / "failed").exists() else "xllamacpp"
+            return "xllamacpp" if has_failed(binary) else "native"
         return "xllamacpp"
     native = settings.llm.native and find_server(Path(settings.cache_dir).expanduser()) is not None
     return "native" if native else "xllamacpp"
@@ -119,9 +119,8 @@ def start_llm(settings: Settings) -> dict[str, Any]:
             "RAG_LLM__KEEP_ALIVE is 0, so each command starts its own LLM server and stops it on exit; "
             "set it to the seconds a shared server should stay loaded (default 300)."
         )
-    cache = Path(settings.cache_dir).expanduser()
-    ensure_model(s.model, cache, progress=True)
-    get_local_server(s.model, cache, s.threads, s.ctx, keep_alive=s.keep_alive, native=s.native)
+    ensure_model(s.model, Path(settings.cache_dir).expanduser(), progress=True)
+    shared_server(settings)
     return llm_status(settings)
 
 

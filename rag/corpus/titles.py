@@ -414,7 +414,7 @@ def _acronym_uses(text: str) -> dict[tuple[str, ...], str]:
     out: dict[tuple[str, ...], str] = {}
     for m in _DEFINITION_RE.finditer(text):
         words, short = m.group("long").split(), m.group("short")
-        for n in range(1, min(len(words), 5) + 1):
+        for n in range(1, len(words) + 1):  # the shortest tail it abbreviates (_DEFINITION_RE allows five words)
             if _abbreviates(short, " ".join(words[-n:])):
                 out[tuple(_stem(w) for w in words[-n:])] = _stem(short)
                 break

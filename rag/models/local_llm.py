@@ -444,9 +444,8 @@ def shared_server(settings: Settings) -> LocalLLMServer | DaemonServer:
 def _die_with_parent(parent_pid: int, pdeathsig: bool) -> None:
     """Ask the kernel for SIGTERM when the parent dies; done here rather than in a preexec_fn, which is
     unsafe in a threaded parent. The getppid() check closes the race of a parent dying before prctl."""
-    if pdeathsig and sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if pdeathsig:
+        _die_with_me()
     if os.getppid() != parent_pid:
         sys.exit(0)
 
@@ -587,7 +586,8 @@ def _free_port(host: str) -> int:
 
 
 def _die_with_me() -> None:
-    """In the llama-server child: SIGTERM when the server child that started it dies."""
+    """SIGTERM for this process when its parent (the thread that forked it) dies; Linux only. The server child
+    asks it for itself, and runs it in the llama-server it starts (as a preexec_fn: that child is single-threaded)."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 

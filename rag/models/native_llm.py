@@ -18,6 +18,7 @@ AMX is left out (``-mno-amx-*``): in this sandbox the CPU reports AMX but its ti
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -50,6 +51,7 @@ _CMAKE_OPTIONS = [
 _OK, _FAILED = "ok", "failed"
 
 
+@functools.cache  # fixed for the life of a process; find_server runs at every server start and status
 def _cpu_flags() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -60,6 +62,7 @@ def _cpu_flags() -> str:
     return platform.processor()
 
 
+@functools.cache  # one `c++ --version` per process, not one per find_server call
 def _compiler() -> str:
     cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or ""
     if not cxx:
@@ -82,29 +85,26 @@ def find_server(cache_dir: Path) -> Path | None:
         return None
     home = build_dir(cache_dir)
     binary = home / "bin" / "llama-server"
-    if (home / _OK).is_file() and not (home / _FAILED).exists() and os.access(binary, os.X_OK):
+    if (home / _OK).is_file() and not has_failed(binary) and os.access(binary, os.X_OK):
         return binary
     return None
 
 
+def _failed_marker(binary: Path) -> Path:
+    return binary.parent.parent / _FAILED  # <build dir>/bin/llama-server -> <build dir>/failed
+
+
+def has_failed(binary: Path) -> bool:
+    """True once :func:`mark_failed` marked this build."""
+    return _failed_marker(binary).exists()
+
+
 def mark_failed(binary: Path, reason: str) -> None:
     """Never start this binary again (it crashed or did not load the model); xllamacpp serves instead."""
-    home = binary.parent.parent
     try:
-        (home / _FAILED).write_text(reason + "\n")
+        _failed_marker(binary).write_text(reason + "\n")
     except OSError:
         pass
-
-
-def status(cache_dir: Path) -> dict[str, str | None]:
-    """What ``rag llm build`` left here: the binary, or why there is none."""
-    home = build_dir(cache_dir)
-    failed = home / _FAILED
-    return {
-        "binary": str(find_server(cache_dir) or "") or None,
-        "failed": failed.read_text().strip() if failed.is_file() else None,
-        "dir": str(home),
-    }
 
 
 def build(cache_dir: Path, *, jobs: int | None = None, force: bool = False, say: Callable[[str], None] = print) -> Path:

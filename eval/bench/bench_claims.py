@@ -17,22 +17,45 @@ import json
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from rag import Assistant, get_settings
+from rag import Answer, AnswerSentence, Assistant, get_settings
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "neurips2026_claims.jsonl"
 
 
-def shown(assistant: Assistant, question: str, claim: str) -> bool:
-    """True when the answer keeps ``claim`` (as the model's whole answer) as a supported sentence."""
+def load_claims(path: Path) -> list[dict[str, Any]]:
+    """The rows of a claims file (``//`` lines are comments)."""
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip() and not x.startswith("//")]
+
+
+def cases(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(kind, claim)`` for a row: its claim ("true", or "unsupported") and each perturbed copy."""
+    first = [("unsupported", row["claim"])] if row.get("unsupported") else [("true", row["claim"])]
+    return first + [(p["kind"], p["claim"]) for p in row.get("perturbed", [])]
+
+
+def kept(assistant: Assistant, question: str, claim: str) -> tuple[Answer, AnswerSentence] | None:
+    """The answer and the supported, cited sentence that is ``claim`` when verification keeps it (given as the
+    model's whole answer, not quoted instead of it); None when it does not."""
     writer = Assistant(
         assistant.settings, embeddings=assistant.embeddings, chat_model=FakeListChatModel(responses=[claim])
     )
     answer = writer.ask(question, kind="lookup")
-    kept = {" ".join(s.text.split()).rstrip(".") for s in answer.sentences if s.supported and s.citations}
-    return not answer.refused and not answer.quoted and " ".join(claim.split()).rstrip(".") in kept
+    if answer.refused or answer.quoted:
+        return None
+    want = " ".join(claim.split()).rstrip(".")
+    for sentence in answer.sentences:
+        if sentence.supported and sentence.citations and " ".join(sentence.text.split()).rstrip(".") == want:
+            return answer, sentence
+    return None
+
+
+def shown(assistant: Assistant, question: str, claim: str) -> bool:
+    """True when the answer keeps ``claim`` (as the model's whole answer) as a supported sentence."""
+    return kept(assistant, question, claim) is not None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--claims", type=Path, default=DATA)
     ap.add_argument("--show", type=int, default=0, help="Print this many failures of each kind.")
     args = ap.parse_args(argv)
-    rows = [json.loads(x) for x in args.claims.read_text().splitlines() if x.strip() and not x.startswith("//")]
+    rows = load_claims(args.claims)
     ok: Counter[str] = Counter()
     total: Counter[str] = Counter()
     failures: dict[str, list[str]] = defaultdict(list)
@@ -48,9 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         a = Assistant.from_settings(get_settings(data_dir=tmp))
         a.ingest([a.bundled_corpus()])
         for r in rows:
-            cases = [("unsupported", r["claim"])] if r.get("unsupported") else [("true", r["claim"])]
-            cases += [(p["kind"], p["claim"]) for p in r.get("perturbed", [])]
-            for kind, claim in cases:
+            for kind, claim in cases(r):
                 passed = shown(a, r["question"], claim)
                 good = passed if kind == "true" else not passed
                 total[kind] += 1

@@ -18,7 +18,6 @@ shown and how many false ones rejected, per threshold: the combined check's two 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import time
@@ -26,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_claims import cases, kept, load_claims
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from rag import Assistant, get_settings
@@ -50,10 +50,9 @@ def sentence_of(quote: str, abstracts: list[str]) -> str | None:
 
 
 def behind_verifier(rows: list[dict[str, Any]], p_yes: Callable[[str, str], float]) -> None:
-    """The combined check: verification first, then the model's judgement of what verification kept."""
+    """The combined check: verification first (as bench_claims.py runs it), then the model's judgement of what
+    verification kept, against the sentence its citation quotes."""
     import tempfile
-
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     thresholds = (0.0, 0.3, 0.4, 0.5, 0.6)
     right: dict[str, list[int]] = {}
@@ -62,27 +61,17 @@ def behind_verifier(rows: list[dict[str, Any]], p_yes: Callable[[str, str], floa
         a = Assistant.from_settings(get_settings(data_dir=tmp))
         a.ingest([a.bundled_corpus()])
         for r in rows:
-            cases = [("unsupported", r["claim"])] if r.get("unsupported") else [("true", r["claim"])]
-            for kind, claim in cases + [(p["kind"], p["claim"]) for p in r.get("perturbed", [])]:
-                fake = FakeListChatModel(responses=[claim])
-                answer = Assistant(a.settings, embeddings=a.embeddings, chat_model=fake).ask(
-                    r["question"], kind="lookup"
-                )
-                want = " ".join(claim.split()).rstrip(".")
-                kept = [
-                    s
-                    for s in answer.sentences
-                    if s.supported and s.citations and " ".join(s.text.split()).rstrip(".") == want
-                ]
-                p = 0.0
-                if kept and not answer.refused and not answer.quoted:
-                    quote = next((c.quote for c in answer.citations if c.n == kept[0].citations[0]), "")
+            for kind, claim in cases(r):
+                found = kept(a, r["question"], claim)
+                p = -1.0  # not kept: shown at no threshold
+                if found is not None:
+                    answer, sentence = found
+                    quote = next((c.quote for c in answer.citations if c.n == sentence.citations[0]), "")
                     p = p_yes(quote, claim) if quote else 1.0
-                shown = [bool(kept) and not answer.refused and not answer.quoted and p >= t for t in thresholds]
                 total[kind] = total.get(kind, 0) + 1
                 counts = right.setdefault(kind, [0] * len(thresholds))
-                for i, sh in enumerate(shown):
-                    counts[i] += sh if kind == "true" else not sh
+                for i, t in enumerate(thresholds):
+                    counts[i] += (p >= t) if kind == "true" else (p < t)
     print("| kind | n | " + " | ".join(f"P(yes) ≥ {t}" for t in thresholds) + " | meaning |")
     print("|---|---|" + "---|" * len(thresholds) + "---|")
     for kind, counts in right.items():
@@ -95,8 +84,7 @@ def main() -> None:
     ap.add_argument("--claims", type=int, default=30)
     ap.add_argument("--behind-verifier", action="store_true")
     args = ap.parse_args()
-    lines = (ROOT / "eval/data/neurips2026_claims.jsonl").read_text().splitlines()
-    rows = [json.loads(x) for x in lines if x.strip() and not x.startswith("//")]
+    rows = load_claims(ROOT / "eval/data/neurips2026_claims.jsonl")
     all_rows = list(rows)
     rows = [r for r in rows if not r.get("unsupported") and r.get("quote")]
     random.Random(5).shuffle(rows)

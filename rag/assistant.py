@@ -78,7 +78,11 @@ class Assistant:
             with self._pipeline_lock:
                 if self._pipeline_ is None:
                     self._pipeline_ = AnswerPipeline(
-                        self.settings, self._retrieve_for_answer, self._embed, self.chat_model
+                        self.settings,
+                        self._retrieve_for_answer,
+                        self._embed,
+                        self.chat_model,
+                        containing=self._retriever.containing,
                     )
         return self._pipeline_
 

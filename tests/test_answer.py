@@ -138,6 +138,45 @@ def test_comparison_finds_a_paper_named_by_a_term_only_its_abstract_uses(seed_as
     assert all(c.quote for c in ans.citations) and len(ans.text.splitlines()) == 2  # one part per paper
 
 
+def test_a_comparison_of_the_papers_on_a_topic_compares_the_ones_the_judge_confirms(seed_assistant: Any) -> None:
+    """'the papers on animal data' names no paper and is too vague for the relevance gate: the papers
+    retrieved for the topic are judged on it, and exactly the confirmed ones are compared (a margin of 0
+    alone would keep at most one paper)."""
+    confirmed: list[str] = []
+
+    def reply(prompt: str) -> str:
+        if "Is this paper about animal data?" in prompt:
+            paper = prompt.split("Paper:", 1)[1].split("Question:", 1)[0]
+            if any(word in paper.lower() for word in ("wildlife", "animal")):
+                confirmed.append(paper.strip().split(". ", 1)[0])  # its title
+                return "Yes"
+            return "No"
+        return NO_ANSWER  # each paper's part is then its most relevant sentence, quoted
+
+    a, fake = with_llm(seed_assistant, reply, compare_margin=0.0)
+    ans = a.ask("How do the papers on animal data differ in their approach?", kind="compare")
+    judged = [p for p in fake.prompts if "Is this paper about animal data?" in p]
+    assert len(judged) >= 4 and len(confirmed) >= 2  # several candidates judged, several confirmed
+    assert {c.title for c in ans.citations} == set(confirmed) and not ans.refused
+    assert len(ans.text.splitlines()) == len(confirmed)  # one part per confirmed paper
+
+
+def test_the_topic_of_a_comparison_that_names_no_paper_becomes_a_question_about_one_paper() -> None:
+    from rag.answering.kinds import compare_topic
+
+    assert compare_topic("How do the papers on reasoning in LLMs differ in their approach?") == (
+        "reasoning in LLMs",
+        "Is this paper about reasoning in LLMs?",
+    )
+    assert compare_topic("Compare the works that use reinforcement learning.") == (
+        "use reinforcement learning",
+        "Does this paper use reinforcement learning?",
+    )
+    assert compare_topic("What do the papers which are about MoE say?") == ("are about MoE", "Is this paper about MoE?")
+    assert compare_topic("Compare WildBox and MaskGen.") is None
+    assert compare_topic("How do these papers differ?") is None
+
+
 def test_empty_index_is_refused_without_calling_the_llm(make_assistant: Callable[..., Any]) -> None:
     empty = make_assistant()
     fake = ScriptedChatModel(reply=lambda p: "Anything [1].")

@@ -311,3 +311,65 @@ def test_filters_whose_semantics_could_differ_from_chromas_go_to_chroma(venue_as
         assert fell_back, where
         assert [h.chunk_id for h in hits] == [h.chunk_id for h in a._index.dense_search(vector, 20, where)]
     assert hits and all(h.metadata["year"] >= year for h in hits)  # the operator filter, applied by Chroma
+
+
+def _kitti_papers() -> list[Paper]:
+    naming = {
+        "k1": "We evaluate visual odometry on the KITTI benchmark and report drift.",
+        "k2": "Experiments on SemanticKITTI show better lidar segmentation.",
+        "k3": "On KITTI-360 sequences our mapping is more accurate.",
+    }
+    # generic abstracts full of the question's other words: they outrank the three for the question as a whole
+    generic = {
+        f"g{i}": f"We evaluate our methods on many datasets and their extensions; methods number {i} evaluate "
+        "well across datasets, and papers evaluating methods on datasets or extensions agree."
+        for i in range(6)
+    }
+    other = {"v1": "A vocabulary of voice commands for home robots."}
+    return [
+        Paper(paper_id=pid, title=f"Paper {pid}", abstract=text) for pid, text in (naming | generic | other).items()
+    ]
+
+
+def test_a_list_question_that_names_a_dataset_judges_every_paper_using_the_name(
+    make_assistant: Callable[..., Any],
+) -> None:
+    """A name in a list question ("KITTI") is an exact criterion: every paper that uses it (also as
+    SemanticKITTI or KITTI-360) is judged, even when retrieval's cut (here 3 papers) ranks them below the
+    papers that repeat the question's other words; a word that merely starts like a name ("VOC" in
+    "vocabulary") does not count."""
+    from rag.assistant import Assistant
+    from rag.settings import AnswerSettings
+    from tests.fakes import ScriptedChatModel
+
+    def judge(prompt: str) -> str:
+        paper = prompt.split("Paper:", 1)[1].split("Question:", 1)[0]
+        return "Yes" if "KITTI" in paper else "No"
+
+    base = make_assistant(answer=AnswerSettings(list_full_scan=2, list_candidates=3, list_min_judged=1))
+    base.ingest_papers(_kitti_papers())
+    fake = ScriptedChatModel(reply=judge)
+    a = Assistant(base.settings, embeddings=base.embeddings, chat_model=fake)
+    question = "How many papers evaluate their methods on the KITTI dataset or one of its extensions?"
+    assert {h.paper_id for h in a.search(question, k=3)} & {"k1", "k2", "k3"} != {"k1", "k2", "k3"}
+    ans = a.ask(question, kind="list")
+    assert {i.paper_id for i in ans.items} == {"k1", "k2", "k3"}
+
+
+def test_a_name_matches_words_that_contain_it_as_a_name_only(tmp_path: Any) -> None:
+    from rag.store.bm25 import BM25Store
+
+    texts = {
+        "a": "Results on SemanticKITTI.",
+        "b": "Tested on KITTI-360.",
+        "c": "We use VOC2012 and the KITTI set.",
+        "d": "A vocabulary of voices.",
+        "e": "Kittens and kites.",
+    }
+    store = BM25Store(tmp_path)
+    store.build(list(texts), list(texts.values()), [{} for _ in texts], "g1", {})
+    assert [cid for cid, keep in zip(store.ids, store.containing(["KITTI"])) if keep] == ["a", "b", "c"]
+    assert [cid for cid, keep in zip(store.ids, store.containing(["VOC"])) if keep] == ["c"]
+    assert not store.containing(["ZZTop"]).any()
+    found = store.search("kites", 5, within=store.containing(["KITTI"]))
+    assert {cid for cid, _s in found} == {"a", "b", "c"}  # all of them, though none has the query's word

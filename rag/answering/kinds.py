@@ -202,3 +202,31 @@ def list_predicate(question: str) -> str:
         lead = {"that": "", "which": ""}.get(word)
         return f"Is this paper {rest if lead is None else tail}?"
     return f"Does this paper {rest}?"
+
+
+# "How do the papers on X differ ...", "Compare the works that use X", "What do the studies about X find?":
+# the papers a comparison means when it names none. The topic ends where the comparison's own verb starts.
+_COMPARE_TOPIC = re.compile(
+    r"\b(?:the|these|those|all|both)\s+(?:\w+\s+){0,2}?(?:papers|works|studies|articles|publications|abstracts)\s+"
+    r"(?P<rel>on|about|in|for|using|with|that|which|studying|proposing|addressing|tackling)\s+"
+    r"(?P<topic>.{2,80}?)"
+    r"(?=\s+(?:differ|compare|contrast|relate|agree|disagree|vary|each|say|find|propose|approach|handle|tackle|"
+    r"address|do|does|have|are|is)\b|\s*[?,;:.]|\s+(?:in|on)\s+(?:their|how|what|terms)\b|$)",
+    re.I,
+)
+
+
+def compare_topic(question: str) -> tuple[str, str] | None:
+    """A comparison that names no paper but a topic ("How do the papers on reasoning differ?"): the topic
+    ("reasoning", what to retrieve by) and the yes/no question a paper must pass to belong to it ("Is this paper
+    about reasoning?"); None when the question gives no such topic."""
+    m = _COMPARE_TOPIC.search(" ".join(question.split()))
+    if m is None:
+        return None
+    rel, topic = m.group("rel").lower(), m.group("topic").strip()
+    if rel in ("that", "which"):
+        copula = re.match(r"(?:is|are|were|was)\s+(.+)", topic, re.I)
+        return topic, (f"Is this paper {copula.group(1)}?" if copula else f"Does this paper {topic}?")
+    if rel in ("on", "about", "in", "for"):
+        return topic, f"Is this paper about {topic}?"
+    return topic, f"Is this paper {rel} {topic}?"

@@ -210,9 +210,13 @@ class AnswerPipeline:
         retrieve: Callable[[str, int | None, dict[str, Any] | None, Any], list[SearchHit]],
         embed: Embed,
         chat_model: Callable[[], BaseChatModel],
+        containing: Callable[[str, Sequence[str], int, dict[str, Any] | None], list[SearchHit]] | None = None,
     ) -> None:
         self.settings = settings
         self.retrieve = retrieve
+        #: ``containing(query, terms, n, where)``: papers whose text has one of ``terms`` (a list question's
+        #: names: every paper that names KITTI is a candidate, wherever retrieval ranks it)
+        self.containing = containing or (lambda _q, _t, _n, _w: [])
         self.embed = embed
         self.scorer = SentenceScorer(embed)
         self.quoter = self.scorer

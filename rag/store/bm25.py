@@ -342,13 +342,35 @@ class BM25Store:
         top = top[np.lexsort((rows[top], -sims[top]))]
         return [(self.ids[int(rows[i])], float(sims[i])) for i in top]
 
-    def search(self, query: str, n: int, where: dict[str, MetaValue] | None = None) -> list[tuple[str, float]]:
-        """The ``n`` best chunks by BM25 (Lucene variant: k1 1.5, b 0.75), best first; only positive scores."""
+    def containing(self, terms: Sequence[str]) -> np.ndarray:
+        """Boolean per chunk: its text has a word that is one of ``terms`` (names such as "KITTI" or "GPT-4"),
+        also inside a longer word that ends with it ("SemanticKITTI", from 4 letters) or that continues it
+        with a digit or a hyphen ("KITTI-360", "VOC2012"); not in any other word ("VOC" is not in "vocabulary")."""
+        keep = np.zeros(len(self.ids), dtype=bool)
+        wanted = {t for term in terms for t in self.tokenize(term)}
+        if not wanted:
+            return keep
+        for stem, tid in self.vocab.items():
+            if not any(
+                stem == t or (stem.startswith(t) and not stem[len(t)].isalpha()) or (len(t) >= 4 and stem.endswith(t))
+                for t in wanted
+            ):
+                continue
+            a, b = int(self.t_ptr[tid]), int(self.t_ptr[tid + 1])
+            keep[np.asarray(self.t_rows[a:b])] = True
+        return keep
+
+    def search(
+        self, query: str, n: int, where: dict[str, MetaValue] | None = None, within: np.ndarray | None = None
+    ) -> list[tuple[str, float]]:
+        """The ``n`` best chunks by BM25 (Lucene variant: k1 1.5, b 0.75), best first; only positive scores.
+        ``within``: a boolean per chunk, the chunks to return (see :meth:`containing`), all of them up to ``n``
+        and ordered by the query's score, even where the query's words are not in them."""
         n_docs = len(self.ids)
         if not n_docs:
             return []
         terms = [self.vocab[t] for t in self.tokenize(query) if t in self.vocab]  # repeats count, as in bm25s
-        if not terms:
+        if not terms and within is None:
             return []
         mask = None
         if where:
@@ -370,6 +392,8 @@ class BM25Store:
             scores[rows] += idf * tf / (tf + norm[rows])  # rows are unique within a term
         if mask is not None:
             scores *= mask
+        if within is not None:  # every chunk within counts, the query's words only order them
+            scores = (scores + 1e-9) * within
         k = min(n, n_docs)
         top = np.argpartition(-scores, k - 1)[:k] if k < n_docs else np.arange(n_docs)
         top = top[np.lexsort((top, -scores[top]))]

@@ -4,6 +4,7 @@ The LangChain ``BaseRetriever`` adapter over it is :mod:`rag.store.adapter`."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -192,29 +193,56 @@ class Retriever:
         top = sorted(fused, key=lambda p: (-fused[p], p))[:k]
         missing = [bm25_chunk[p] for p in top if p not in best]
         best.update({h.metadata["_paper_id"]: h for h in self.index.get_chunks(missing).values()})
-        hits = []
-        for rank, pid in enumerate(top, 1):
-            h = best[pid]
-            m = h.metadata
-            start, end = int(m["_start"]), int(m["_end"])
-            abstract = str(m.get("_abstract", ""))
-            hits.append(
-                SearchHit(
-                    paper_id=pid,
-                    chunk_id=h.chunk_id,
-                    title=str(m.get("_title", "")),
-                    text=abstract[start:end],
-                    start=start,
-                    end=end,
-                    score=round(fused[pid], 6),
-                    dense_score=dense_score.get(pid),
-                    bm25_score=bm25_score.get(pid),
-                    abstract=abstract,
-                    metadata=user_metadata(m),
-                    rank=rank,
-                )
-            )
-        return hits
+        return [
+            _search_hit(best[pid], rank, fused[pid], dense_score.get(pid), bm25_score.get(pid))
+            for rank, pid in enumerate(top, 1)
+        ]
+
+    def containing(
+        self, query: str, terms: Sequence[str], n: int, where: dict[str, MetaValue] | None = None
+    ) -> list[SearchHit]:
+        """Up to ``n`` papers whose text has one of ``terms`` (see :meth:`BM25Store.containing`), the best by
+        ``query``'s BM25 first: every paper that names a dataset or method, however the fusion ranks it."""
+        if not terms:
+            return []
+        index = self.open()
+        index.refresh()
+        if not index.exists():
+            return []
+        with self._lock:
+            store = index.bm25
+            within = store.containing(terms)
+            sparse = store.search(query, max(n, 1) * 3, where, within=within) if within.any() else []
+        chunk_of: dict[str, tuple[str, float]] = {}
+        for cid, score in sparse:
+            chunk_of.setdefault(paper_of_chunk(cid), (cid, score))
+        picked = list(chunk_of.items())[:n]
+        found = self.index.get_chunks([cid for _pid, (cid, _s) in picked])
+        return [
+            _search_hit(found[cid], rank, score, None, score)
+            for rank, (_pid, (cid, score)) in enumerate(picked, 1)
+            if cid in found
+        ]
+
+
+def _search_hit(h: RawHit, rank: int, score: float, dense: float | None, bm25: float | None) -> SearchHit:
+    m = h.metadata
+    start, end = int(m["_start"]), int(m["_end"])
+    abstract = str(m.get("_abstract", ""))
+    return SearchHit(
+        paper_id=str(m["_paper_id"]),
+        chunk_id=h.chunk_id,
+        title=str(m.get("_title", "")),
+        text=abstract[start:end],
+        start=start,
+        end=end,
+        score=round(score, 6),
+        dense_score=dense,
+        bm25_score=bm25,
+        abstract=abstract,
+        metadata=user_metadata(m),
+        rank=rank,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -381,6 +381,7 @@ class Assistant:
     def _answer_events(self, query: Query) -> Iterator[Event]:
         from rag.answering.paths import compare, list_answer, yesno
         from rag.answering.pipeline import MarkerFilter
+        from rag.answering.verify import drop_unfinished
 
         with self._cpu:
             prep = self._pipeline.prepare(query)
@@ -441,4 +442,7 @@ class Assistant:
             "prompt_tokens": int(usage.get("input_tokens") or prep.prompt_tokens),
             "completion_tokens": int(usage.get("output_tokens") or 0),
         }
-        yield AnswerEvent(self._pipeline.finalize(prep, "".join(parts), "llm", extra))
+        raw = "".join(parts)
+        if usage.get("finish_reason") == "length":  # the last sentence was cut off: it is not a claim
+            raw = drop_unfinished(raw)
+        yield AnswerEvent(self._pipeline.finalize(prep, raw, "llm", extra))

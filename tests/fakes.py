@@ -19,6 +19,8 @@ class ScriptedChatModel(BaseChatModel):
 
     reply: Callable[[str], str]
     prompts: list[str] = Field(default_factory=list)
+    #: streamed replies stop after this many words, ending with finish_reason "length" (else "stop")
+    stop_after_words: int | None = None
     call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
@@ -48,8 +50,12 @@ class ScriptedChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         self.call_kwargs.append(dict(kwargs))
         text = self._text(messages)
+        finish = "stop"
+        if self.stop_after_words is not None and len(text.split()) > self.stop_after_words:
+            text, finish = " ".join(text.split()[: self.stop_after_words]), "length"  # as a server at max_tokens
         for i in range(0, len(text), 3):
             yield ChatGenerationChunk(message=AIMessageChunk(content=text[i : i + 3]))
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata={"finish_reason": finish}))
 
 
 def evidence_number(prompt: str, title_word: str) -> int | None:

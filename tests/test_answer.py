@@ -177,6 +177,28 @@ def test_the_topic_of_a_comparison_that_names_no_paper_becomes_a_question_about_
     assert compare_topic("How do these papers differ?") is None
 
 
+def test_a_sentence_cut_off_at_the_token_limit_is_not_shown(seed_assistant: Any) -> None:
+    """A true prefix of an abstract sentence passes verification, but cut off by the token limit it may state
+    less than, or the opposite of, what its source says: it is dropped, and only a cut makes it so."""
+    cut = "WildBox is a dataset and benchmark for monocular 3D"
+
+    def reply(p: str) -> str:
+        n = wildbox_n(p)
+        return f"WildBox comprises 237,505 3D bounding box annotations [{n}]. {cut} detection of wildlife [{n}]."
+
+    def shown(ans: Any) -> list[str]:
+        return [s.text for s in ans.sentences if s.supported]
+
+    a, fake = with_llm(seed_assistant, reply)
+    words = len(reply("[1] WildBox").split()) - 3  # the server stops inside the 2nd sentence
+    fake.stop_after_words = words
+    limited = a.ask(WILDBOX_Q)
+    assert len(shown(limited)) == 1 and "237,505" in shown(limited)[0] and cut not in limited.text
+    b, _ = with_llm(seed_assistant, lambda p: " ".join(reply(p).split()[:words]))
+    finished = b.ask(WILDBOX_Q)  # the same words, ended by the model itself: the fragment is its claim
+    assert any(cut in s for s in shown(finished))
+
+
 def test_empty_index_is_refused_without_calling_the_llm(make_assistant: Callable[..., Any]) -> None:
     empty = make_assistant()
     fake = ScriptedChatModel(reply=lambda p: "Anything [1].")

@@ -198,3 +198,13 @@ def test_a_verbatim_quote_skips_the_fact_checks_and_a_changed_copy_does_not(
     assert answer.sentences[0].supported and not calls
     with_llm(seed_assistant, quote.replace("monocular", "stereo")).ask(question, kind="lookup")
     assert calls  # one word changed: the claim is checked like any other
+
+
+def test_an_unfinished_last_sentence_is_cut_at_the_last_sentence_end() -> None:
+    from rag.answering.verify import drop_unfinished
+
+    assert drop_unfinished("A is B [1]. Prior work reports a trade-off: pass@k improves") == "A is B [1]."
+    assert drop_unfinished("A is B. [1] C is") == "A is B. [1]"
+    assert drop_unfinished("It works (see [1]). And then") == "It works (see [1])."
+    assert drop_unfinished("Done [2].") == "Done [2]."
+    assert drop_unfinished("Only a fragment") == ""

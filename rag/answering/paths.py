@@ -40,7 +40,7 @@ from rag.answering.evidence import (
 )
 from rag.answering.judge import label_probabilities
 from rag.answering.kinds import compare_topic, list_predicate
-from rag.answering.verify import Evidence, SentenceVerdict, render, verify_answer
+from rag.answering.verify import Evidence, SentenceVerdict, drop_unfinished, render, verify_answer
 from rag.corpus import count_tokens
 from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, TokenEvent
 from rag.types import Answer, AnswerMode, AnswerSentence, Citation, ListItem, Query, SearchHit, Verdict
@@ -395,12 +395,15 @@ def _write_about(
     if query.temperature is not None:
         overrides["temperature"] = query.temperature
     parts = []
+    finish = None
     for chunk in pipeline.chat().stream(messages, **overrides):
+        finish = (getattr(chunk, "response_metadata", None) or {}).get("finish_reason") or finish
         text = chunk.content if isinstance(chunk.content, str) else ""
         if text:
             parts.append(text)
             yield TokenEvent(text)
-    return "".join(parts)
+    raw = "".join(parts)
+    return drop_unfinished(raw) if finish == "length" else raw  # a sentence cut off at the limit is no claim
 
 
 def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> list[SearchHit]:

@@ -496,17 +496,20 @@ class AnswerPipeline:
         ).with_config(run_name="grounded_answer")
 
     def stream_tokens(self, prep: Prepared, **call_overrides: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield ``(token, {})`` as the model writes, then ``("", usage)`` once at the end.
+        """Yield ``(token, {})`` as the model writes, then ``("", usage)`` once at the end; the usage has
+        ``finish_reason`` too when the endpoint gives it ("length": the answer hit the token limit).
         ``call_overrides`` (e.g. ``temperature``) go to this one request."""
         usage: dict[str, Any] = {}
+        finish = None
         for chunk in self._chat_model().stream(prep.messages, **call_overrides):
             if isinstance(chunk, AIMessage) or hasattr(chunk, "content"):
                 if getattr(chunk, "usage_metadata", None):
                     usage = dict(chunk.usage_metadata or {})
+                finish = (getattr(chunk, "response_metadata", None) or {}).get("finish_reason") or finish
                 text = chunk.content if isinstance(chunk.content, str) else ""
                 if text:
                     yield text, {}
-        yield "", usage
+        yield "", usage | ({"finish_reason": finish} if finish else {})
 
 
 class MarkerFilter:

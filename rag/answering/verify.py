@@ -202,6 +202,18 @@ def split_answer(text: str) -> list[str]:
     return [text[s:e] for s, e in split_sentences(text)]
 
 
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)]*(?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])*(?=\s|$)")
+
+
+def drop_unfinished(text: str) -> str:
+    """``text`` without the sentence the token limit cut off: what follows its last sentence end. Call it
+    only when the model stopped at the limit: "prior work reports a trade-off: pass@k improves" is a true
+    prefix of "pass@k improves while pass@1 degrades", and verified as it stands it would state less, or
+    other, than its source. Nothing is left when no sentence was finished."""
+    ends = list(_SENTENCE_END.finditer(text))
+    return text[: ends[-1].end()] if ends else ""
+
+
 def support_score(
     sentence: str, sentence_vec: np.ndarray, ev: Evidence, ev_vecs: np.ndarray
 ) -> tuple[float, tuple[int, int]]:

@@ -395,15 +395,15 @@ def _write_about(
     if query.temperature is not None:
         overrides["temperature"] = query.temperature
     parts = []
-    finish = None
-    for chunk in pipeline.chat().stream(messages, **overrides):
-        finish = (getattr(chunk, "response_metadata", None) or {}).get("finish_reason") or finish
-        text = chunk.content if isinstance(chunk.content, str) else ""
+    usage: dict[str, Any] = {}
+    for text, meta in pipeline.stream_messages(messages, **overrides):
+        usage = meta or usage
         if text:
             parts.append(text)
             yield TokenEvent(text)
     raw = "".join(parts)
-    return drop_unfinished(raw) if finish == "length" else raw  # a sentence cut off at the limit is no claim
+    # a sentence cut off at the limit is no claim
+    return drop_unfinished(raw) if usage.get("finish_reason") == "length" else raw
 
 
 def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> list[SearchHit]:

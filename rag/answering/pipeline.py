@@ -496,12 +496,18 @@ class AnswerPipeline:
         ).with_config(run_name="grounded_answer")
 
     def stream_tokens(self, prep: Prepared, **call_overrides: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        """:meth:`stream_messages` of the answer prompt ``prep`` holds."""
+        return self.stream_messages(prep.messages, **call_overrides)
+
+    def stream_messages(
+        self, messages: Sequence[BaseMessage], **call_overrides: Any
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
         """Yield ``(token, {})`` as the model writes, then ``("", usage)`` once at the end; the usage has
         ``finish_reason`` too when the endpoint gives it ("length": the answer hit the token limit).
-        ``call_overrides`` (e.g. ``temperature``) go to this one request."""
+        ``call_overrides`` (e.g. ``temperature``, ``max_tokens``) go to this one request."""
         usage: dict[str, Any] = {}
         finish = None
-        for chunk in self._chat_model().stream(prep.messages, **call_overrides):
+        for chunk in self._chat_model().stream(list(messages), **call_overrides):
             if isinstance(chunk, AIMessage) or hasattr(chunk, "content"):
                 if getattr(chunk, "usage_metadata", None):
                     usage = dict(chunk.usage_metadata or {})

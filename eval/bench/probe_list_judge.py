@@ -28,13 +28,17 @@ from rag.evaluation.metrics import list_scores
 GOLD = Path(__file__).resolve().parents[1] / "data" / "neurips2026_cross.jsonl"
 
 
-def judge_all() -> list[dict[str, Any]]:
+def judge_all(system: str | None = None, template: str | None = None) -> list[dict[str, Any]]:
+    """P(yes) of each bundled paper for each list question, on both views; ``system`` and ``template`` replace
+    the product's judge prompts (to compare wordings on the same rows)."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         a = Assistant.from_settings(get_settings(data_dir=Path(tmp)))
         a.ingest([Assistant.bundled_corpus()])
         cases = [c for c in resolve_cases(load_gold(GOLD), a.papers()) if isinstance(c, ListCase)]
         p = a._pipeline
+        p.judge_system = system or p.judge_system
+        p.judge_template = template or p.judge_template
         recheck = p.settings.answer.list_recheck_tokens
         for c in cases:
             hits = p.retrieve(c.question, len(a.papers()), None, None)
@@ -79,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--replay", type=Path)
+    ap.add_argument("--system", type=Path, help="A judge system prompt to try instead of prompts/judge_system.md.")
+    ap.add_argument("--template", type=Path, help="A judge prompt to try instead of prompts/judge.md.")
     args = ap.parse_args(argv)
-    rows = json.loads(args.replay.read_text()) if args.replay else judge_all()
+    system = args.system.read_text().strip() if args.system else None
+    template = args.template.read_text() if args.template else None
+    rows = json.loads(args.replay.read_text()) if args.replay else judge_all(system, template)
     if args.out:
         args.out.write_text(json.dumps(rows))
     floor = get_settings().answer.list_relative_floor

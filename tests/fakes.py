@@ -39,7 +39,16 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(self._text(messages)))])
+        text, finish = self._text(messages), "stop"
+        if self.stop_after_words is not None and len(text.split()) > self.stop_after_words:
+            text, finish = self._cut(text), "length"
+        message = AIMessage(text, response_metadata={"finish_reason": finish})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _cut(self, text: str) -> str:
+        """``text`` up to its ``stop_after_words``-th word, its line breaks kept (as a server at max_tokens)."""
+        words = list(re.finditer(r"\S+", text))
+        return text[: words[(self.stop_after_words or 0) - 1].end()] if self.stop_after_words else ""
 
     def _stream(
         self,

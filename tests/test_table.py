@@ -68,3 +68,30 @@ def test_values_of_the_wrong_kind_are_not_stated_though_the_abstract_holds_them(
     assert task.value == f"{field} from drone video" and task.quote.startswith("We introduce WildBox")
     assert dataset.value is None and best.value is None  # in the abstract, but not a dataset, not a figure
     assert table.timings["values_dropped"] == 2 and len(fake.prompts) == 1
+
+
+def test_a_reply_cut_at_the_token_limit_loses_only_its_unfinished_line() -> None:
+    attrs = ["method", "data domain", "main finding"]
+    reply = "method: MaskGen\ndata domain: 3D biomedical images\nmain finding: We prove that under a"
+    assert _parse_values(reply, attrs, cut=True) == {"method": "MaskGen", "data domain": "3D biomedical images"}
+    assert _parse_values(reply, attrs)["main finding"] == "We prove that under a"  # a finished reply is read whole
+    assert _parse_values("MaskGen\n3D images\nWe prove", attrs, cut=True) == {}  # bare lines, one cut: unreadable
+
+
+def test_a_table_row_cut_at_the_token_limit_shows_no_fragment(seed_assistant: Any) -> None:
+    task = "monocular 3D detection of wildlife from drone video"
+
+    def reply(prompt: str) -> str:
+        row = table_row_prompt(prompt)
+        assert row is not None and task in row[1]
+        return f"dataset: WildBox\ntask: {task}"
+
+    # a server stops the reply at its token limit mid-value: "task: monocular 3D", a fragment the abstract holds
+    fake = ScriptedChatModel(reply=reply, stop_after_words=5)
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    query = "WildBox 3D detection of wildlife from drone video"
+    (row,) = a.table("dataset, task", query=query, k=1).rows
+    assert {c.attribute: c.value for c in row.cells} == {"dataset": "WildBox", "task": None}
+    fake.stop_after_words = None  # the same reply, finished: the whole value is kept
+    (row,) = a.table("dataset, task", query=query, k=1).rows
+    assert {c.attribute: c.value for c in row.cells} == {"dataset": "WildBox", "task": task}

@@ -54,7 +54,8 @@ def extract_row(
         )
         limit = pipeline.settings.answer.table_tokens_per_attribute * len(attributes)
         out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
-        values = _parse_values(str(out.content), attributes)
+        cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
+        values = _parse_values(str(out.content), attributes, cut=cut)
     spans = evidence_spans(hit.abstract)
     source = f"{hit.title}. {normalise_text(hit.title)}. " + " ".join(
         f"{normalise_text(hit.abstract[a:b])} {hit.abstract[a:b]}" for a, b in spans
@@ -77,19 +78,24 @@ def extract_row(
     return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped
 
 
-def _parse_values(text: str, attributes: list[str]) -> dict[str, str]:
+def _parse_values(text: str, attributes: list[str], cut: bool = False) -> dict[str, str]:
     """``attribute: value`` lines -> {attribute: value} (case-insensitive names, a hint in parentheses after
     the name allowed; first line per attribute). A reply of bare lines, one per attribute and none
-    named, is read in order: the model answered the form without repeating its names."""
+    named, is read in order: the model answered the form without repeating its names.
+
+    ``cut``: the reply stopped at the token limit, so its last line is unfinished ("We prove that
+    under a"): it is not read, and the attributes after it stay empty."""
     wanted = {a.lower(): a for a in attributes}
     out: dict[str, str] = {}
     lines = [line.strip().lstrip("-*• ").strip() for line in text.splitlines() if line.strip()]
+    if cut:
+        lines = lines[:-1]
     for line in lines:
         name, sep, value = line.partition(":")
         key = " ".join(re.sub(r"\(.*?\)", " ", name).split()).strip("*` ").lower()
         if sep and key in wanted and wanted[key] not in out:
             out[wanted[key]] = _clean(value)
-    if not out and len(lines) == len(attributes) and not any(_LABEL.match(line) for line in lines):
+    if not out and not cut and len(lines) == len(attributes) and not any(_LABEL.match(line) for line in lines):
         out = {a: _clean(line) for a, line in zip(attributes, lines)}
     return out
 

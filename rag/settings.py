@@ -161,16 +161,13 @@ class AnswerSettings(_Group):
         "on one judgement; 0.5: P 0.56, R 0.85).",
     )
     list_recheck_from: float = Field(
-        default=0.3,
+        default=0.45,
         ge=0.0,
         le=1.0,
-        description="A paper judged between this and list_min_yes is judged again on more of its abstract "
-        "(0.3 with the whole abstract: gold lists macro P 0.86, R 0.86; 0.45 on 110 tokens: P 0.87, R 0.80).",
+        description="A paper judged between this and list_min_yes is judged again on more of its abstract.",
     )
     list_recheck_tokens: int = Field(
-        default=400,
-        ge=20,
-        description="Tokens of a paper's best sentences the second judgement reads (400: a whole abstract, mostly).",
+        default=110, ge=20, description="Tokens of a paper's best sentences the second judgement reads."
     )
     list_sentence_tokens: int = Field(
         default=45, ge=20, description="Tokens of a paper's best sentences the list judge reads (plus its title)."

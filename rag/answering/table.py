@@ -5,7 +5,8 @@ The model reads one abstract at a time and writes ``attribute: value`` lines (or
 value is then looked for in the abstract's sentences: the sentence holding most of its words (and every
 number and name it has, checked as answers are: :func:`rag.answering.facts.fact_problems`) becomes the
 cell's quote and span. A value no sentence holds is dropped and the cell shows "not stated": a cell is
-never guessed.
+never guessed. Nor is a value the token limit cut off: the last line of a reply that ended at the limit is
+not read.
 """
 
 from __future__ import annotations

@@ -3,15 +3,18 @@ the build is the one `make test` made (``rag llm build``; this test builds it if
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
+import tarfile
 from pathlib import Path
 
 import openai
 import pytest
 
+from rag.errors import ConfigError
 from rag.models.local_llm import LocalLLMServer, ensure_model
-from rag.models.native_llm import build, build_dir, find_server, mark_failed
+from rag.models.native_llm import _extract, build, build_dir, find_server, mark_failed
 from rag.settings import get_settings
 from tests.test_local_llm import assert_drafts_accepted
 
@@ -85,3 +88,39 @@ def test_a_build_that_crashes_is_marked_failed_and_the_bundled_wheel_serves(tmp_
         assert server.pid is not None and _children(server.pid) == []  # llama.cpp runs inside the child
     assert "stopped while loading the model (signal 4)" in (home / "failed").read_text()
     assert find_server(tmp_path) is None
+
+
+@pytest.mark.parametrize("python_has_filters", [True, False])
+def test_the_source_archive_is_unpacked_only_inside_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python_has_filters: bool
+) -> None:
+    if not python_has_filters:  # Python 3.11.0-3.11.3 (Debian 12): extractall has no filter argument
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    elif not hasattr(tarfile, "data_filter"):
+        pytest.skip("this Python has no tarfile filters")
+
+    def archive(name: str, entries: list[tarfile.TarInfo]) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as tar:
+            for info in entries:
+                tar.addfile(info, io.BytesIO(b"x" * info.size) if info.isfile() else None)
+        return path
+
+    def file(name: str) -> tarfile.TarInfo:
+        info = tarfile.TarInfo(name)
+        info.size = 1
+        return info
+
+    def link(name: str, to: str) -> tarfile.TarInfo:
+        info = tarfile.TarInfo(name)
+        info.type, info.linkname = tarfile.SYMTYPE, to
+        return info
+
+    good = archive("good.tar.gz", [file("pkg/llama.cpp/CMakeLists.txt")])
+    with tarfile.open(good) as tar:
+        _extract(tar, tmp_path / "ok")
+    assert (tmp_path / "ok" / "pkg" / "llama.cpp" / "CMakeLists.txt").read_bytes() == b"x"
+    for i, entries in enumerate([[file("../escaped.txt")], [link("pkg/passwd", "/etc/passwd")]]):
+        with tarfile.open(archive(f"bad{i}.tar.gz", entries)) as tar, pytest.raises(ConfigError, match="unsafe"):
+            _extract(tar, tmp_path / f"out{i}")
+    assert not (tmp_path / "escaped.txt").exists()

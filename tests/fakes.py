@@ -19,7 +19,7 @@ class ScriptedChatModel(BaseChatModel):
 
     reply: Callable[[str], str]
     prompts: list[str] = Field(default_factory=list)
-    #: streamed replies stop after this many words, ending with finish_reason "length" (else "stop")
+    #: replies stop after this many words, ending with finish_reason "length" (else "stop")
     stop_after_words: int | None = None
     call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -39,16 +39,17 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text, finish = self._text(messages), "stop"
-        if self.stop_after_words is not None and len(text.split()) > self.stop_after_words:
-            text, finish = self._cut(text), "length"
+        text, finish = self._limited(self._text(messages))
         message = AIMessage(text, response_metadata={"finish_reason": finish})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _cut(self, text: str) -> str:
-        """``text`` up to its ``stop_after_words``-th word, its line breaks kept (as a server at max_tokens)."""
+    def _limited(self, text: str) -> tuple[str, str]:
+        """``(text, finish_reason)`` as a server sends them: ``text`` up to its ``stop_after_words``-th word
+        (line breaks kept) and "length" when it is longer, else ``text`` whole and "stop"."""
         words = list(re.finditer(r"\S+", text))
-        return text[: words[(self.stop_after_words or 0) - 1].end()] if self.stop_after_words else ""
+        if self.stop_after_words is None or len(words) <= self.stop_after_words:
+            return text, "stop"
+        return text[: words[self.stop_after_words - 1].end()] if self.stop_after_words else "", "length"
 
     def _stream(
         self,
@@ -58,10 +59,7 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         self.call_kwargs.append(dict(kwargs))
-        text = self._text(messages)
-        finish = "stop"
-        if self.stop_after_words is not None and len(text.split()) > self.stop_after_words:
-            text, finish = " ".join(text.split()[: self.stop_after_words]), "length"  # as a server at max_tokens
+        text, finish = self._limited(self._text(messages))
         for i in range(0, len(text), 3):
             yield ChatGenerationChunk(message=AIMessageChunk(content=text[i : i + 3]))
         yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata={"finish_reason": finish}))

@@ -40,7 +40,7 @@ from rag.answering.evidence import (
 )
 from rag.answering.judge import label_probabilities
 from rag.answering.kinds import compare_topic, list_predicate
-from rag.answering.verify import Evidence, SentenceVerdict, drop_unfinished, render, verify_answer
+from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
 from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, TokenEvent
 from rag.types import Answer, AnswerMode, AnswerSentence, Citation, ListItem, Query, SearchHit, Verdict
@@ -401,9 +401,7 @@ def _write_about(
         if text:
             parts.append(text)
             yield TokenEvent(text)
-    raw = "".join(parts)
-    # a sentence cut off at the limit is no claim
-    return drop_unfinished(raw) if usage.get("finish_reason") == "length" else raw
+    return as_claims("".join(parts), usage)
 
 
 def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> list[SearchHit]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -212,6 +212,12 @@ def drop_unfinished(text: str) -> str:
     other, than its source. Nothing is left when no sentence was finished."""
     ends = list(_SENTENCE_END.finditer(text))
     return text[: ends[-1].end()] if ends else ""
+
+
+def as_claims(text: str, usage: Mapping[str, object]) -> str:
+    """The model's ``text`` as it may be verified: without its last, unfinished sentence when ``usage`` (what
+    :meth:`AnswerPipeline.stream_messages` ends with) says the model stopped at the token limit."""
+    return drop_unfinished(text) if usage.get("finish_reason") == "length" else text
 
 
 def support_score(

@@ -12,6 +12,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field
 
+from rag.answering.attributes import question_for
+
 
 class ScriptedChatModel(BaseChatModel):
     """Replies with ``reply(prompt)``; records every prompt; streams the reply in small pieces
@@ -78,9 +80,10 @@ def last_question(prompt: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- answer paths
 # The prompts the answer paths send (prompts/*.md), recognised by their shape: the list judge asks about one
-# paper ("Paper: ...\nQuestion: ..."), the yes/no prompt wants one word, the table prompt shows one abstract.
+# paper ("Paper: ...\nQuestion: ..."), the yes/no prompt wants one word, a table-cell prompt asks one question
+# about one abstract.
 _JUDGED = re.compile(r"^Paper: (.*?)\nQuestion: ", re.S | re.M)
-_TABLE_ROW = re.compile(r'^Abstract of "(.*?)":\n(.*?)\n\nFill in this form[^\n]*\n(.*)$', re.S | re.M)
+_TABLE_CELL = re.compile(r'^Abstract of "(.*?)":\n(.*?)\n\nQuestion: ([^\n]*)\n', re.S | re.M)
 
 
 def judged_paper(prompt: str) -> str | None:
@@ -89,33 +92,32 @@ def judged_paper(prompt: str) -> str | None:
     return m.group(1) if m else None
 
 
-def table_row_prompt(prompt: str) -> tuple[str, str, list[str]] | None:
-    """(title, abstract, attributes) of a table-row prompt, else None."""
-    m = _TABLE_ROW.search(prompt)
-    if not m:
+def table_cell_prompt(prompt: str) -> tuple[str, str, str] | None:
+    """(title, abstract, question) of a table-cell prompt (one question about one abstract), else None."""
+    m = _TABLE_CELL.search(prompt)
+    return (m.group(1), m.group(2), m.group(3)) if m else None
+
+
+def asked_attribute(prompt: str, attributes: tuple[str, ...] | list[str]) -> str | None:
+    """Which of ``attributes`` a table-cell prompt asks about (by the question the product asks for it)."""
+    cell = table_cell_prompt(prompt)
+    if cell is None:
         return None
-    lines = [line.strip() for line in m.group(3).splitlines() if line.strip().endswith(":")]
-    attributes = [re.sub(r"\s*\(.*\)", "", line.rstrip(":")) for line in lines]  # without the hint
-    return m.group(1), m.group(2), attributes
+    return next((a for a in attributes if question_for(a) == cell[2]), None)
 
 
 def copying_table_reply(prompt: str, invented: tuple[str, ...] = ("metric",)) -> str | None:
-    """A table-row reply that depends on the abstract it is shown: ``task`` copies the abstract's first six
+    """A table-cell reply that depends on the abstract it is shown: ``task`` copies the abstract's first six
     words (stated, so the cell must be kept), each ``invented`` attribute gets a value no abstract states
-    (it must end up "not stated"), any other attribute "not stated". None when ``prompt`` is no table row."""
-    row = table_row_prompt(prompt)
-    if row is None:
+    (it must end up "not stated"), any other attribute "not stated". None when ``prompt`` is no table cell."""
+    cell = table_cell_prompt(prompt)
+    if cell is None:
         return None
-    _title, abstract, attributes = row
-    lines = []
-    for a in attributes:
-        if a == "task":
-            lines.append(f"{a}: {' '.join(abstract.split()[:6])}")
-        elif a in invented:
-            lines.append(f"{a}: top-1 accuracy of 99.97% on ImageNet-42k")
-        else:
-            lines.append(f"{a}: not stated")
-    return "\n".join(lines)
+    if asked_attribute(prompt, ["task"]):
+        return " ".join(cell[1].split()[:6])
+    if asked_attribute(prompt, invented):
+        return "top-1 accuracy of 99.97% on ImageNet-42k"
+    return "not stated"
 
 
 class PathsReply:

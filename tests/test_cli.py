@@ -368,8 +368,12 @@ def test_table_prints_markdown_csv_or_json_and_never_guesses_a_cell(seed_assista
     table = json.loads(r.stdout)
     assert table["attributes"] == ["task", "metric", "best result"] and len(table["rows"]) == 3
     assert table["rows"][0]["title"] == "WildBox" and table["checked"] == 3 and table["collection_size"] == 19
-    assert len(fake.prompts) == 3 and all(
-        abstracts[row["paper_id"]][:40] in p for row, p in zip(table["rows"], fake.prompts)
+    assert (
+        len(fake.prompts) == 9
+        and all(  # a question per cell, each showing its row's abstract
+            abstracts[row["paper_id"]][:40] in p
+            for row, p in zip([r for r in table["rows"] for _ in range(3)], fake.prompts)
+        )
     )
     for row in table["rows"]:
         task, metric, best = row["cells"]

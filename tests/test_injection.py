@@ -20,7 +20,7 @@ from rag.answering.evidence import format_evidence, is_evidence, neutralise
 from rag.answering.verify import Evidence, is_instruction
 from rag.ui.app import build_app
 from tests.conftest import DATA
-from tests.fakes import PathsReply, ScriptedChatModel, evidence_number, table_row_prompt
+from tests.fakes import PathsReply, ScriptedChatModel, asked_attribute, evidence_number, table_cell_prompt
 from tests.test_ui import run_chat
 
 CORPUS = DATA / "injection.jsonl"
@@ -341,15 +341,15 @@ def test_markup_in_table_cells_and_list_items_is_inert_in_the_ui(injection_assis
     question whose confirmed paper has an <img> in its title and a <script> in its qualifying sentence."""
 
     def reply(prompt: str) -> str:
-        row = table_row_prompt(prompt)
-        if row is not None:
-            if "MarmotSeg" not in row[0]:
-                return "\n".join(f"{a}: not stated" for a in row[2])
-            return (
-                "task: segmentation network for marmot burrows\n"
-                "result: <script>alert(1)</script> MarmotSeg reaches 78.4 mIoU\n"
-                "code: [project page](javascript:alert(1))"
-            )
+        cell = table_cell_prompt(prompt)
+        if cell is not None:
+            if "MarmotSeg" not in cell[0]:
+                return "not stated"
+            return {
+                "task": "segmentation network for marmot burrows",
+                "result": "<script>alert(1)</script> MarmotSeg reaches 78.4 mIoU",
+                "code": "[project page](javascript:alert(1))",
+            }[str(asked_attribute(prompt, ["task", "result", "code"]))]
         return PathsReply(judge=r"(?i)marmot")(prompt)
 
     a, _ = with_llm(injection_assistant, reply)

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.answering.attributes import form_line, kind_of, value_fits
-from rag.answering.table import _parse_values
+from rag.answering.attributes import kind_of, question_for, value_fits
+from rag.answering.table import _parse_answer
 from rag.assistant import Assistant
-from tests.fakes import ScriptedChatModel, table_row_prompt
+from tests.fakes import ScriptedChatModel, asked_attribute, table_cell_prompt
 
 
-def test_known_kinds_of_attribute_get_a_hint_and_others_are_left_alone() -> None:
-    assert form_line("dataset") == "dataset (named data used in experiments):"
-    assert form_line("Best result") == "Best result (best number reported):"
-    assert form_line("evaluation metric") == "evaluation metric (named evaluation measure):"  # metric, not result
-    assert form_line("model size") == "model size (a number):"
-    assert form_line("colour of the logo") == "colour of the logo:" and kind_of("colour of the logo") is None
+def test_each_kind_of_attribute_is_asked_its_own_question_and_others_plainly() -> None:
+    assert question_for("dataset") == question_for("Datasets used")
+    assert "dataset or benchmark" in question_for("dataset")
+    assert question_for("Best result") == "What is the best result the paper reports (a number)?"
+    assert question_for("accuracy") == "What is the best accuracy the paper reports (a number)?"
+    assert "evaluation measure" in question_for("evaluation metric")  # a metric, not a result
+    assert question_for("model size") == "What is the model size? Give the number."
+    assert kind_of("colour of the logo") is None
+    assert question_for("colour of the logo") == "What is the colour of the logo of this paper?"
+    questions = [question_for(a) for a in ("task", "dataset", "metric", "result", "method", "domain", "finding")]
+    assert len(set(questions)) == len(questions)
 
 
 def test_a_result_needs_a_figure_and_a_dataset_or_metric_needs_a_name() -> None:
@@ -32,61 +37,50 @@ def test_a_result_needs_a_figure_and_a_dataset_or_metric_needs_a_name() -> None:
     assert value_fits("task", "anything at all") and value_fits("colour of the logo", "blue")  # no check
 
 
-def test_reply_lines_are_read_by_name_with_or_without_the_hint() -> None:
-    attrs = ["task", "dataset", "best result"]
-    reply = "Task (the problem studied): 3D detection.\n- dataset: **WildBox**\nbest result: not stated\ntask: other"
-    assert _parse_values(reply, attrs) == {"task": "3D detection", "dataset": "WildBox", "best result": "not stated"}
-    assert _parse_values("WildBox: a dataset\nmetric: AP", attrs) == {}  # no line names an attribute
-
-
-def test_bare_lines_are_read_in_order_only_when_there_is_one_per_attribute() -> None:
-    attrs = ["task", "dataset"]
-    assert _parse_values("3D detection of wildlife\nWildBox\n", attrs) == {
-        "task": "3D detection of wildlife",
-        "dataset": "WildBox",
-    }
-    assert _parse_values("not stated\nnot stated\nnot stated", attrs) == {}  # three lines for two: unreadable
-    assert _parse_values("WildBox: a dataset\nImageNet: another", attrs) == {}  # labelled, by names we did not ask
+def test_an_answer_is_its_first_line_without_an_echoed_label_or_frame() -> None:
+    assert _parse_answer("Answer: **WildBox**.\nIt is a dataset.", "dataset") == "WildBox"
+    assert _parse_answer("- dataset: WildBox", "dataset") == "WildBox"
+    assert _parse_answer("The authors find that router updates freeze after one step.", "main finding") == (
+        "router updates freeze after one step"
+    )
+    assert _parse_answer("We propose Selective Social Learning (SSL)", "method") == "Selective Social Learning (SSL)"
+    assert _parse_answer("AP@50: 8.68", "metric") == "AP@50: 8.68"  # a colon inside a value is kept
+    assert _parse_answer("not stated", "task") == "not stated" and _parse_answer(" \n", "task") is None
 
 
 def test_values_of_the_wrong_kind_are_not_stated_though_the_abstract_holds_them(seed_assistant: Any) -> None:
     field, claim = "monocular 3D detection of wildlife", "monocular aerial depth as the dominant open problem"
+    attrs = ["task", "dataset", "best result"]
 
     def reply(prompt: str) -> str:
-        row = table_row_prompt(prompt)
-        assert row is not None and "best result (best number reported):" in prompt
-        _title, abstract, attributes = row
-        assert attributes == ["task", "dataset", "best result"] and field in abstract and claim in abstract
-        # bare lines in the form's order: a task, a research field as the dataset, a claim with no figure
-        return f"{field} from drone video\n{field}\n{claim}"
+        cell = table_cell_prompt(prompt)
+        assert cell is not None and field in cell[1] and claim in cell[1]
+        # a task, a research field as the dataset, a claim with no figure as the best result
+        return {"task": f"{field} from drone video", "dataset": field, "best result": claim}[
+            str(asked_attribute(prompt, attrs))
+        ]
 
     fake = ScriptedChatModel(reply=reply)
     a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
-    table = a.table("task, dataset, best result", query="WildBox 3D detection of wildlife from drone video", k=1)
+    table = a.table(", ".join(attrs), query="WildBox 3D detection of wildlife from drone video", k=1)
     (row,) = table.rows
     task, dataset, best = row.cells
     assert task.value == f"{field} from drone video" and task.quote.startswith("We introduce WildBox")
     assert dataset.value is None and best.value is None  # in the abstract, but not a dataset, not a figure
-    assert table.timings["values_dropped"] == 2 and len(fake.prompts) == 1
-
-
-def test_a_reply_cut_at_the_token_limit_loses_only_its_unfinished_line() -> None:
-    attrs = ["method", "data domain", "main finding"]
-    reply = "method: MaskGen\ndata domain: 3D biomedical images\nmain finding: We prove that under a"
-    assert _parse_values(reply, attrs, cut=True) == {"method": "MaskGen", "data domain": "3D biomedical images"}
-    assert _parse_values(reply, attrs)["main finding"] == "We prove that under a"  # a finished reply is read whole
-    assert _parse_values("MaskGen\n3D images\nWe prove", attrs, cut=True) == {}  # bare lines, one cut: unreadable
+    assert table.timings["values_dropped"] == 2 and len(fake.prompts) == 3  # one question per attribute
+    assert all(p.startswith('Abstract of "') for p in fake.prompts)  # the abstract leads: a prefix the server reuses
 
 
 def test_a_table_row_cut_at_the_token_limit_shows_no_fragment(seed_assistant: Any) -> None:
     task = "monocular 3D detection of wildlife from drone video"
 
     def reply(prompt: str) -> str:
-        row = table_row_prompt(prompt)
-        assert row is not None and task in row[1]
-        return f"dataset: WildBox\ntask: {task}"
+        cell = table_cell_prompt(prompt)
+        assert cell is not None and task in cell[1]
+        return {"dataset": "WildBox", "task": task}[str(asked_attribute(prompt, ["dataset", "task"]))]
 
-    # a server stops the reply at its token limit mid-value: "task: monocular 3D", a fragment the abstract holds
+    # a server stops the reply at its token limit mid-value: "monocular 3D detection of wildlife", a fragment the
+    # abstract holds
     fake = ScriptedChatModel(reply=reply, stop_after_words=5)
     a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
     query = "WildBox 3D detection of wildlife from drone video"

@@ -21,7 +21,7 @@ from rag import NO_ANSWER, Assistant, ConfigError, ConversationStore, Settings, 
 from rag.settings import UISettings
 from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
 from tests.conftest import free_port, paper_id_containing
-from tests.fakes import PathsReply, ScriptedChatModel, copying_table_reply, evidence_number
+from tests.fakes import PathsReply, ScriptedChatModel, asked_attribute, copying_table_reply, evidence_number
 
 WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
 XSS_ABSTRACT = (
@@ -391,7 +391,8 @@ def test_table_tab_cites_every_value_marks_not_stated_and_offers_downloads(seed_
     status, html, csv_button, md_button = make_table(
         "task, metric", "3D detection of wildlife from drone video", "", "", 3, progress=lambda *a, **k: None
     )
-    assert status == "<p>Read 3 papers of the 19 in the collection.</p>" and len(fake.prompts) == 3
+    assert status == "<p>Read 3 papers of the 19 in the collection.</p>"
+    assert len(fake.prompts) == 6  # a question per cell
     rows = re.findall(r"<tr><td>\[(\d)\] <b>(.*?)</b></td>(.*?)</tr>", html)
     assert [(n, title) for n, title, _ in rows][0] == ("1", "WildBox") and len(rows) == 3
     for n, _title, cells in rows:
@@ -418,11 +419,11 @@ def test_table_and_list_render_markup_from_abstracts_inert(
     make_settings: Callable[..., Any], embeddings: Any, xss_file: Path
 ) -> None:
     def reply(prompt: str) -> str:
+        if asked_attribute(prompt, ["result"]):  # copy a value that carries the abstract's markup
+            return "<script>window.__xss = 1</script> It reaches 91.2% recall"
         row = copying_table_reply(prompt, invented=())
-        if row is not None:  # copy a value that carries the abstract's markup
-            return row.replace(
-                "result: not stated", "result: <script>window.__xss = 1</script> It reaches 91.2% recall"
-            )
+        if row is not None:
+            return row
         return PathsReply(judge=r"(?i)quokka")(prompt)
 
     fake = ScriptedChatModel(reply=reply)

@@ -1,14 +1,14 @@
-"""Kinds of table attributes: what the model is told an attribute means, and what a value of it must look like.
+"""Kinds of table attributes: the question the model answers for an attribute, and what a value of it must look like.
 
 A table's attributes are free text ("task, dataset, metric, best result"), but a few kinds recur, and
-a small model fills them badly without a word of guidance: it gives a research area as the dataset,
-a capability as the metric, "strong gains" as the best result. An attribute whose name says its kind
-(a word of the name, e.g. "datasets used" is a dataset) gets a short hint in the prompt and a check on
-the value the model wrote; a value that fails the check is dropped (the cell shows "not stated"),
-exactly as a value no sentence holds is. Attributes of no known kind get neither: they are filled as
-before, so any attribute still works.
+a small model fills them badly without guidance: it gives a research area as the dataset, a capability
+as the metric, "strong gains" as the best result. An attribute whose name says its kind (a word of the
+name, e.g. "datasets used" is a dataset) is asked as that kind's question, and the value the model wrote
+is checked; a value that fails the check is dropped (the cell shows "not stated"), exactly as a value no
+sentence holds is. An attribute of no known kind is asked plainly ("What is the colour of the logo of
+this paper?") and not checked, so any attribute still works.
 
-The hint and the check are defined together so the prompt and the code cannot disagree on what a
+The question and the check are defined together so the prompt and the code cannot disagree on what a
 dataset or a result is.
 """
 
@@ -60,7 +60,7 @@ class AttributeKind:
     """Attributes whose name has one of ``words`` (a regex over the lower-cased name)."""
 
     words: str
-    hint: str
+    question: str  # "{attribute}" is replaced by the attribute's name
     check: Callable[[str], bool] | None = None
 
     def matches(self, attribute: str) -> bool:
@@ -69,17 +69,32 @@ class AttributeKind:
 
 # first match wins: "result metric" is a metric, "dataset size" a number
 KINDS: tuple[AttributeKind, ...] = (
-    AttributeKind(r"metrics?|measures?|evaluation", "named evaluation measure", is_measure),
-    AttributeKind(r"size|number|count|how many|parameters", "a number", has_number),
     AttributeKind(
-        r"results?|scores?|accuracy|performance|improvements?|gains?|speed-?ups?", "best number reported", has_number
+        r"metrics?|measures?|evaluation",
+        "Which evaluation measure (metric) does the paper report its results in?",
+        is_measure,
     ),
-    AttributeKind(r"datasets?|data ?sets?|benchmarks?|corpus|corpora", "named data used in experiments", is_data),
-    AttributeKind(r"tasks?|problems?", "the problem studied"),
-    AttributeKind(r"methods?|approach|technique|algorithm", "the approach proposed or used"),
-    AttributeKind(r"domains?|field|application", "kind of data or application"),
-    AttributeKind(r"findings?|conclusions?|claims?|contributions?", "the headline conclusion"),
-    AttributeKind(r"limitations?|weakness(?:es)?", "a weakness the abstract states"),
+    AttributeKind(r"size|number|count|how many|parameters", "What is the {attribute}? Give the number.", has_number),
+    AttributeKind(
+        r"results?|scores?|accuracy|performance|improvements?|gains?|speed-?ups?",
+        "What is the best {attribute} the paper reports (a number)?",
+        has_number,
+    ),
+    AttributeKind(
+        r"datasets?|data ?sets?|benchmarks?|corpus|corpora",
+        "What data are the paper's experiments run on (a named dataset or benchmark, or a description)?",
+        is_data,
+    ),
+    AttributeKind(r"tasks?|problems?", "What task or problem does the paper address?"),
+    AttributeKind(r"methods?|approach|technique|algorithm", "What method or approach does the paper propose or use?"),
+    AttributeKind(
+        r"domains?|field|application", "What kind of data or application area do the paper's experiments concern?"
+    ),
+    AttributeKind(
+        r"findings?|conclusions?|claims?|contributions?",
+        "What is the paper's main finding: what do the authors find, prove or show?",
+    ),
+    AttributeKind(r"limitations?|weakness(?:es)?", "What limitation does the abstract state?"),
 )
 
 
@@ -88,13 +103,15 @@ def kind_of(attribute: str) -> AttributeKind | None:
     return next((k for k in KINDS if k.matches(attribute)), None)
 
 
-def form_line(attribute: str) -> str:
-    """The attribute's line in the prompt: ``"dataset (named data used in experiments):"``."""
-    kind = kind_of(attribute)
-    return f"{attribute} ({kind.hint}):" if kind else f"{attribute}:"
-
-
 def value_fits(attribute: str, value: str) -> bool:
     """Whether ``value`` is of the attribute's kind (always, for an attribute of no known kind)."""
     kind = kind_of(attribute)
     return kind is None or kind.check is None or kind.check(value)
+
+
+def question_for(attribute: str) -> str:
+    """The question the model answers for one attribute: its kind's, else "What is the <attribute> of this paper?"."""
+    kind = kind_of(attribute)
+    if kind is None:
+        return f"What is the {attribute} of this paper?"
+    return kind.question.replace("{attribute}", re.sub(r"^(?:best|top|highest|main)\s+", "", attribute, flags=re.I))

@@ -20,7 +20,7 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "yesno": frozenset({"context", "question"}),
     "judge": frozenset({"question", "paper"}),
     "judge_system": frozenset(),
-    "extract": frozenset({"title", "abstract", "attributes"}),
+    "extract": frozenset({"title", "abstract", "question"}),
 }
 
 

@@ -86,7 +86,10 @@ KINDS: tuple[AttributeKind, ...] = (
         is_data,
     ),
     AttributeKind(r"tasks?|problems?", "What task or problem does the paper address?"),
-    AttributeKind(r"methods?|approach|technique|algorithm", "What method or approach does the paper propose or use?"),
+    AttributeKind(
+        r"methods?|approach|technique|algorithm",
+        "What method or approach does the paper propose or use? Describe it in a few words, not just its name.",
+    ),
     AttributeKind(
         r"domains?|field|application", "What kind of data or application area do the paper's experiments concern?"
     ),

@@ -102,7 +102,7 @@ def _parse_answer(text: str, attribute: str, cut: bool = False) -> str | None:
 _FRAME = re.compile(
     r"^(?:the\s+)?(?:authors?|paper|study|work|abstract|they|we)\s+(?:\w+ly\s+)?"
     r"(?:finds?|found|shows?|showed|proves?|proved|proposes?|introduces?|presents?|demonstrates?|argues?|"
-    r"uses?|studies|study|address(?:es)?|develops?|reports?)\s+(?:that\s+)?",
+    r"uses?|studies|study|address(?:es)?|develops?|reports?|derives?|establish(?:es)?|identif(?:y|ies)|reveals?|concludes?)\s+(?:that\s+)?",
     re.I,
 )
 

@@ -124,6 +124,25 @@ def test_list_and_yesno_paths_through_a_remote_openai_compatible_endpoint(
     assert yes.citations[0].paper_id == paper_id_containing(seed_assistant, "We introduce WildBox")
 
 
+def test_table_through_a_remote_openai_compatible_endpoint(
+    seed_assistant: Any, remote_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table row filled by the real model behind a URL: a question per cell, each kept value quoted from its
+    own abstract."""
+    monkeypatch.setenv("RAG_LLM_BASE_URL", remote_server.base_url)
+    monkeypatch.setenv("RAG_LLM_MODEL", "served-model")
+    a = Assistant(Settings(data_dir=seed_assistant.settings.data_dir), embeddings=seed_assistant.embeddings)
+    table = a.table("task, dataset, metric", query="WildBox 3D detection of wildlife from drone video", k=1)
+    (row,) = table.rows
+    abstract = next(p.abstract for p in a.papers() if p.paper_id == row.paper_id)
+    assert row.paper_id == paper_id_containing(seed_assistant, "We introduce WildBox")
+    cells = {c.attribute: c for c in row.cells}
+    assert "WildBox" in (cells["dataset"].value or "")
+    for cell in row.cells:
+        if cell.value is not None:
+            assert cell.span is not None and abstract[cell.span[0] : cell.span[1]] == cell.quote
+
+
 def test_unreachable_server_is_a_clear_error_within_the_timeout(seed_assistant: Any) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     settings = seed_assistant.settings.model_copy(

@@ -89,3 +89,10 @@ def test_a_table_row_cut_at_the_token_limit_shows_no_fragment(seed_assistant: An
     fake.stop_after_words = None  # the same reply, finished: the whole value is kept
     (row,) = a.table("dataset, task", query=query, k=1).rows
     assert {c.attribute: c.value for c in row.cells} == {"dataset": "WildBox", "task": task}
+
+
+def test_attributes_that_ask_the_same_question_share_one_model_call(seed_assistant: Any) -> None:
+    fake = ScriptedChatModel(reply=lambda prompt: "WildBox")
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    (row,) = a.table("dataset, benchmarks, task", query="WildBox 3D detection of wildlife from drone video", k=1).rows
+    assert [c.value for c in row.cells] == ["WildBox", "WildBox", "WildBox"] and len(fake.prompts) == 2

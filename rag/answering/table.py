@@ -52,15 +52,18 @@ def extract_row(
     values: dict[str, str] = {}
     if mode == "llm":
         limit = pipeline.settings.answer.table_tokens_per_attribute
+        answers: dict[str, str | None] = {}  # by question: "dataset" and "benchmarks" ask the same, once
         for attribute in attributes:
-            prompt = pipeline.extract_template.format(
-                title=readable(hit.title), abstract=readable(hit.abstract), question=question_for(attribute)
-            )
-            out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
-            cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
-            value = _parse_answer(str(out.content), attribute, cut=cut)
-            if value:
-                values[attribute] = value
+            question = question_for(attribute)
+            if question not in answers:
+                prompt = pipeline.extract_template.format(
+                    title=readable(hit.title), abstract=readable(hit.abstract), question=question
+                )
+                out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
+                cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
+                answers[question] = _parse_answer(str(out.content), attribute, cut=cut)
+            if answers[question]:
+                values[attribute] = str(answers[question])
     spans = evidence_spans(hit.abstract)
     source = f"{hit.title}. {normalise_text(hit.title)}. " + " ".join(
         f"{normalise_text(hit.abstract[a:b])} {hit.abstract[a:b]}" for a, b in spans

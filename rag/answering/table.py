@@ -52,13 +52,12 @@ def extract_row(
     values: dict[str, str] = {}
     if mode == "llm":
         limit = pipeline.settings.answer.table_tokens_per_attribute
+        title, abstract = readable(hit.title), readable(hit.abstract)  # the same lead for every question
         answers: dict[str, str | None] = {}  # by question: "dataset" and "benchmarks" ask the same, once
         for attribute in attributes:
             question = question_for(attribute)
             if question not in answers:
-                prompt = pipeline.extract_template.format(
-                    title=readable(hit.title), abstract=readable(hit.abstract), question=question
-                )
+                prompt = pipeline.extract_template.format(title=title, abstract=abstract, question=question)
                 out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
                 cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
                 answers[question] = _parse_answer(str(out.content), attribute, cut=cut)

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag.evaluation.bench.suite import Output
+from rag.evaluation.bench._shared import child_env
+from rag.evaluation.bench.suite import BenchError, Output
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,7 +47,7 @@ def timed(
     proc = subprocess.run([*rag_cmd(), *args], env=env, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise SystemExit(f"`rag {' '.join(args)}` failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        raise BenchError(f"`rag {' '.join(args)}` failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return seconds, load, proc
 
 
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
 
     data_dir = args.data_dir or Path("/tmp/rag-bench-cli")
     n_questions = args.sample or 10
-    env = dict(os.environ, RAG_DATA_DIR=str(data_dir))
+    env = dict(child_env(), RAG_DATA_DIR=str(data_dir))  # this checkout's rag, as the record says
     env.pop("RAG_LLM__KEEP_ALIVE", None)  # the default idle period: what a user gets
     if not (data_dir / "chroma").exists():
         timed(["ingest", str(ROOT / "rag" / "data" / "neurips2026_abstracts.txt")], env)

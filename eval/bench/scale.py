@@ -277,7 +277,7 @@ def start_chroma_server(path: Path) -> tuple[subprocess.Popen[bytes], str]:
         except OSError:
             time.sleep(0.5)
     proc.kill()
-    raise SystemExit("chroma run did not start within 120 s")
+    raise BenchError("chroma run did not start within 120 s")
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from rag.evaluation.bench import suite
-from rag.evaluation.tools import modulemap
+# eval/bench and eval/tools are not installed: these tests need a checkout (and read its docs/)
+suite = pytest.importorskip("rag.evaluation.bench.suite", reason="needs a checkout: eval/bench is not installed")
+modulemap = pytest.importorskip("rag.evaluation.tools.modulemap", reason="needs a checkout")
 
 
 def test_listing_names_every_benchmark_with_its_description(capsys: pytest.CaptureFixture[str]) -> None:

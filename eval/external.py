@@ -58,7 +58,7 @@ def _ci(values: Sequence[float | None], stat: Any = None) -> dict[str, Any]:
 
 
 def scifact_settings(settings: Settings) -> Settings:
-    """The data dir and collection that eval/bench/bench_retrieval.py fills, so nothing is embedded twice."""
+    """The data dir and collection that the `retrieval` benchmark fills, so nothing is embedded twice."""
     return settings.model_copy(
         update={"data_dir": Path.home() / ".cache" / "rag-abstracts" / "bench-scifact", "collection": "scifact"}
     )

@@ -134,7 +134,7 @@ class AnswerSettings(_Group):
         default=200,
         ge=50,
         description="Token budget of the evidence shown to the LLM for a lookup (200: gold evidence recall 0.98, "
-        "eval/bench/bench_evidence.py).",
+        "python -m rag.evaluation.bench evidence).",
     )
     yesno_context_tokens: int = Field(
         default=200, ge=50, description="Token budget of the evidence shown to the LLM for a yes/no question."
@@ -205,7 +205,8 @@ class AnswerSettings(_Group):
     )
     min_support: float = Field(
         default=0.60,
-        description="A sentence with a lower support score is unsupported (measured by `eval/bench/calibrate.py`).",
+        description="A sentence with a lower support score is unsupported "
+        "(measured by `python -m rag.evaluation.bench calibrate`).",
     )
     max_question_chars: int = Field(default=2000, ge=1, description="Longer questions are rejected.")
 

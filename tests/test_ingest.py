@@ -582,7 +582,7 @@ def test_derive_title_is_never_empty() -> None:
 def test_derived_titles_of_real_abstracts_are_short_and_never_a_clause() -> None:
     """The first 300 ml_abstracts records (shared data; skipped where absent): every derived title is at most
     80 characters, not cut with "…", and no clause ("we ...", "this paper ..."). How many a reader would
-    accept is measured by eval/bench/bench_titles.py."""
+    accept is measured by `python -m rag.evaluation.bench titles`."""
     import gzip
     import itertools
     import json

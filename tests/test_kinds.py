@@ -1,4 +1,4 @@
-"""Question kinds: recognition on the labelled sets stays where eval/bench/bench_kinds.py measured it."""
+"""Question kinds: recognition on the labelled sets stays where `python -m rag.evaluation.bench kinds` measured it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Measure the two abstention thresholds on dev data and print where the classes separate.
 
-    .venv/bin/python eval/bench/calibrate.py
+    python -m rag.evaluation.bench calibrate
 
 1. Relevance (``RAG_ANSWER__MIN_RELEVANCE``): the best dense cosine between a question and the
    retrieved chunks, for on-topic questions about the seed abstracts vs. off-topic questions.
@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag import Assistant, Settings, get_settings
+from rag.evaluation.bench.suite import Output
 
 ON_TOPIC = [
     "drone footage of zebras in 3D",
@@ -93,6 +95,8 @@ UNSUPPORTED = [
     ("What is MoE?", "Mixture-of-Experts models were invented by Geoffrey Hinton in 1991."),
 ]
 
+NEEDS_LLM = False
+
 
 def support_of(settings: Settings, assistant: Assistant, claim: str, question: str) -> float:
     """The verifier's support score of ``claim`` as the answer to ``question`` (best sentence of the claim)."""
@@ -101,10 +105,11 @@ def support_of(settings: Settings, assistant: Assistant, claim: str, question: s
     return max((s.support for s in answer.sentences), default=0.0)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--corpus", type=Path, default=None, help="Default: the bundled NeurIPS 2026 abstracts.")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         a = Assistant.from_settings(get_settings(data_dir=tmp))
         a.ingest([args.corpus or a.bundled_corpus()])
@@ -131,8 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"claims misclassified at min_support={s.min_support}: {wrong} of {len(sup) + len(uns)}")
     for (_q, c), x in zip(SUPPORTED + UNSUPPORTED, sup + uns):
         print(f"  {x:.3f}  {c}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return {
+        "relevance_on_topic": [min(rel_on), max(rel_on)],
+        "relevance_off_topic": [min(rel_off), max(rel_off)],
+        "support_stated": [min(sup), max(sup)],
+        "support_not_stated": [min(uns), max(uns)],
+        "min_relevance": s.min_relevance,
+        "min_support": s.min_support,
+        "misclassified_claims": wrong,
+    }

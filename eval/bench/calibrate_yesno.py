@@ -2,7 +2,7 @@
 
     .venv/bin/rag eval pubmedqa --limit 200 --start 200 --out out-cal   # calibration questions
     .venv/bin/rag eval pubmedqa --limit 200 --start 0 --out out-test    # held-out questions
-    .venv/bin/python eval/bench/calibrate_yesno.py out-cal/pubmedqa-pqal-dev.json out-test/pubmedqa-pqal-dev.json
+    python -m rag.evaluation.bench calibrate-yesno out-cal/pubmedqa-pqal-dev.json out-test/pubmedqa-pqal-dev.json
 
 Both runs with the default biases (0, 0, 0): each row records the model's P(yes), P(no), P(not stated)
 (``Answer.verdict_probabilities``), so the verdict under any biases can be replayed without asking again.
@@ -20,7 +20,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rag.evaluation.bench.suite import BenchError, Output
+
 LABELS = ("yes", "no", "maybe")
+
+NEEDS_LLM = False
 
 
 def predict(probs: dict[str, float], bias: tuple[float, float, float]) -> str:
@@ -40,11 +44,12 @@ def score(rows: list[dict[str, Any]], bias: tuple[float, float, float]) -> tuple
     return acc, ratio, counts
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("calibration", type=Path)
     ap.add_argument("test", type=Path, nargs="?")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     cal = [r for r in json.loads(args.calibration.read_text())["rows"] if r.get("verdict_probabilities")]
     grid = [round(-0.5 + 0.05 * i, 2) for i in range(21)]
     best: tuple[float, tuple[float, float, float]] | None = None
@@ -54,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         if ratio <= 1.3 and (best is None or acc > best[0]):
             best = (acc, bias)
     if best is None:
-        print("no biases keep every label within 1.3x its share on the calibration run")
-        return 1
+        raise BenchError("no biases keep every label within 1.3x its share on the calibration run")
+    figures: dict[str, Any] = {"chosen_biases": best[1], "runs": []}
     print(f"calibration run: {len(cal)} questions, chosen biases (yes, no, not stated) = {best[1]}")
     for name, path in (("calibration", args.calibration), ("test", args.test)):
         if path is None:
@@ -64,13 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         for label, bias in (("default (0, 0, 0)", (0.0, 0.0, 0.0)), ("chosen", best[1])):
             acc, ratio, counts = score(rows, bias)
             truth = Counter(r["label"] for r in rows)
+            figures["runs"].append({"run": name, "biases": label, "n": len(rows), "accuracy": acc, "max_ratio": ratio})
             print(
                 f"| {name} | {label} | {len(rows)} | {acc:.3f} | "
                 + " / ".join(f"{counts[x]}:{truth[x]}" for x in LABELS)
                 + f" | {ratio:.2f} |"
             )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return figures

@@ -1,6 +1,6 @@
 """Short display titles for papers whose source gives none: a named contribution, else a few key phrases.
 
-Measured against the real titles of 1,000 ml_abstracts records by ``eval/bench/bench_titles.py``
+Measured against the real titles of 1,000 ml_abstracts records by ``python -m rag.evaluation.bench titles``
 (docs/benchmarks.md, "Derived titles").
 """
 

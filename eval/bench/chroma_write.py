@@ -1,6 +1,6 @@
 """What Chroma writes cost on this machine, beside the embedder: the floor under any ingest.
 
-    .venv/bin/python eval/bench/bench_chroma_write.py [--n 10000] [--model wordllama-l2-supercat-256]
+    python -m rag.evaluation.bench chroma-write [--sample 10000] [--model wordllama-l2-supercat-256]
 
 Takes the first N abstracts of the scale corpus (shuffled as eval/bench_scale does), chunks them as
 our ingest does, embeds the chunks once (timed: the raw embedder, E), then writes the same vectors to
@@ -27,8 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _shared import shared_data
-from bench_scale import load_records, raw_embedder, write_jsonl
+from rag.evaluation.bench._shared import shared_data
+from rag.evaluation.bench.scale import load_records, raw_embedder, write_jsonl
+from rag.evaluation.bench.suite import Output
+
+NEEDS_LLM = False
 
 
 def _write(
@@ -49,20 +52,21 @@ def _write(
     return time.perf_counter() - t0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=10000)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--model", default="wordllama-l2-supercat-256")
     ap.add_argument("--data", type=Path, help="ml_abstracts.jsonl.gz (default: in the shared data folder)")
-    args = ap.parse_args(argv)
 
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+
+    n = args.sample or 10000
     import numpy as np
 
     from rag import Assistant, get_settings
 
     work = Path(tempfile.mkdtemp(prefix="rag-chroma-write-"))
     try:
-        write_jsonl(load_records(shared_data("ml_abstracts.jsonl.gz", args.data))[: args.n], work / "corpus.jsonl")
+        write_jsonl(load_records(shared_data("ml_abstracts.jsonl.gz", args.data))[:n], work / "corpus.jsonl")
         a = Assistant(get_settings(data_dir=work / "x", collection="bench", embedding={"model": args.model}))
         papers = a.read([work / "corpus.jsonl"])
         texts = a.index_texts(papers)
@@ -107,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     floor = min(s for name, _b, s in results if name.startswith("vectors only"))
     ours = next(s for name, _b, s in results if name.startswith("ours"))
     base = next(s for name, _b, s in results if name.startswith("baseline"))
-    print(f"N = {args.n} abstracts, {n_chunks} chunks, `{args.model}`, {vectors.shape[1]}-d\n")
+    print(f"N = {n} abstracts, {n_chunks} chunks, `{args.model}`, {vectors.shape[1]}-d\n")
     print("| step | seconds | chunks/s |\n|---|---|---|")
     print(f"| raw embedder (E) | {embed_s:.1f} | {n_chunks / embed_s:.0f} |")
     for name, batch, seconds in results:
@@ -118,8 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Best possible ingest / baseline (E + W_baseline) / (E + W_floor) = {(embed_s + base) / (embed_s + floor):.2f}"
     )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return {
+        "abstracts": n,
+        "chunks": n_chunks,
+        "embed_s": embed_s,
+        "writes": [{"layout": name, "batch": batch, "seconds": seconds} for name, batch, seconds in results],
+        "bound_vs_raw": embed_s / (embed_s + floor),
+        "bound_ours_vs_raw": embed_s / (embed_s + ours),
+        "bound_vs_baseline": (embed_s + base) / (embed_s + floor),
+    }

@@ -1,8 +1,8 @@
 """Derived titles against real ones: how many a reader would accept, with examples.
 
-    .venv/bin/python eval/bench/bench_titles.py [--n 1000] [--examples 12]   # about 10 s
+    python -m rag.evaluation.bench titles [--sample 1000] [--examples 12]   # about 10 s
 
-Takes every k-th record of ``ml_abstracts.jsonl.gz`` (shared data, see _shared.py) so that ``--n`` records
+Takes every k-th record of ``ml_abstracts.jsonl.gz`` (shared data, see _shared.py) so that ``--sample`` records
 spread over the whole file (all venues and years), derives a title from the abstract alone
 (``rag.derive_title``, what ingest does when a record has none) and compares it with the real title.
 
@@ -24,9 +24,11 @@ import json
 import re
 from typing import Any
 
-from _shared import shared_data
-
 from rag import Assistant, derive_title
+from rag.evaluation.bench._shared import shared_data
+from rag.evaluation.bench.suite import Output
+
+NEEDS_LLM = False
 
 _STOP = set(
     "a an the of for and or in on to with by from via at as is are be we our this that its their into using based "
@@ -87,12 +89,12 @@ def sample(n: int) -> tuple[list[dict[str, Any]], int]:
     return out, step
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--examples", type=int, default=12)
-    args = ap.parse_args()
-    records, step = sample(args.n)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
+    ap.add_argument("--examples", type=int, default=12, help="Examples printed of each outcome.")
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+    records, step = sample(args.sample or 1000)
     rows = []
     from rag.corpus.text import normalise_text  # which rule made the title, for the report only
     from rag.corpus.titles import key_phrase_title
@@ -141,7 +143,12 @@ def main() -> None:
 
     for p in read_corpus(Assistant.bundled_corpus()):
         print(f"  {p.title}")
-
-
-if __name__ == "__main__":
-    main()
+    return {
+        "records": n,
+        "step": step,
+        "accepted": ok,
+        "accepted_share": ok / n,
+        "previous_rule_accepted": old_ok,
+        "coined_names": len(coined),
+        "median_length": lengths[n // 2],
+    }

@@ -1,7 +1,6 @@
 """20 chat users at once with the embedded LLM: the fair LLM line, 503 instead of timeouts, fast extractive answers.
 
-    .venv/bin/python eval/bench/bench_queue.py [--users 20] [--llm-users 10] [--extractive-rounds 3]
-        [--surfaces http,gradio] [--out eval/results/DATE/queue]
+    python -m rag.evaluation.bench queue [--users 20] [--llm-users 10] [--extractive-rounds 3] [--surfaces http,gradio]
 
 Indexes the bundled NeurIPS 2026 abstracts into a temporary data dir, builds ONE ``Assistant`` and serves it
 twice in this process: the HTTP API (uvicorn on 127.0.0.1) and the web UI (Gradio). For each surface, ``--users``
@@ -29,13 +28,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from _shared import emit
-
 from rag import Assistant, get_settings
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.metrics import percentile
 
 GOLD = Path(__file__).resolve().parents[1] / "data" / "neurips2026_gold.jsonl"
 TIMEOUT = 600.0
+
+NEEDS_LLM = True
 
 
 def _free_port() -> int:
@@ -164,18 +164,17 @@ def run_surface(surface: str, address: str, plan: list[list[str]], llm_users: in
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--users", type=int, default=20)
     ap.add_argument("--llm-users", type=int, default=10)
     ap.add_argument("--extractive-rounds", type=int, default=3)
     ap.add_argument("--surfaces", default="http,gradio")
-    ap.add_argument("--seed", type=int, default=14)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
 
     gold = [json.loads(line)["question"] for line in GOLD.open()]
-    rng = random.Random(args.seed)
+    rng = random.Random(14 if args.seed is None else args.seed)
     rows: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp:
         assistant = Assistant.from_settings(get_settings(data_dir=Path(tmp)))
@@ -214,9 +213,5 @@ def main(argv: list[str] | None = None) -> int:
             *rows,
         ]
     )
-    emit(table, args.out, "queue.md")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    out.table("queue.md", table)
+    return {"users": args.users, "llm_users": args.llm_users, "rows": rows}

@@ -1,7 +1,6 @@
 """Command-line latency as a user feels it: `rag --help`, `rag search`, and `rag ask` with the warm LLM server.
 
-    .venv/bin/python eval/bench/bench_cli.py [--questions 10] [--repeat 5] [--data-dir /tmp/rag-bench-cli]
-        [--skip-ask] [--out eval/results/DATE/cli]
+    python -m rag.evaluation.bench cli [--sample 10] [--repeat 5] [--data-dir /tmp/rag-bench-cli] [--skip-ask]
 
 Every figure is the wall time of a fresh ``rag`` process (Python start and imports included), as a shell
 user sees it. The index is the bundled NeurIPS 2026 abstracts (ingested once into ``--data-dir``, default
@@ -26,9 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _shared import emit
+from rag.evaluation.bench._shared import child_env
+from rag.evaluation.bench.suite import BenchError, Output
 
 ROOT = Path(__file__).resolve().parents[2]
+
+NEEDS_LLM = True
 
 
 def rag_cmd() -> list[str]:
@@ -45,7 +47,7 @@ def timed(
     proc = subprocess.run([*rag_cmd(), *args], env=env, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise SystemExit(f"`rag {' '.join(args)}` failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        raise BenchError(f"`rag {' '.join(args)}` failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return seconds, load, proc
 
 
@@ -53,23 +55,22 @@ def p50(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--questions", type=int, default=10)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--repeat", type=int, default=5, help="Runs of `rag --help` and `rag search`.")
-    ap.add_argument("--data-dir", type=Path, default=Path("/tmp/rag-bench-cli"))
     ap.add_argument("--skip-ask", action="store_true", help="Time only --help and search (no LLM).")
-    ap.add_argument("--seed", type=int, default=14)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args(argv)
 
-    env = dict(os.environ, RAG_DATA_DIR=str(args.data_dir))
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+
+    data_dir = args.data_dir or Path("/tmp/rag-bench-cli")
+    n_questions = args.sample or 10
+    env = dict(child_env(), RAG_DATA_DIR=str(data_dir))  # this checkout's rag, as the record says
     env.pop("RAG_LLM__KEEP_ALIVE", None)  # the default idle period: what a user gets
-    if not (args.data_dir / "chroma").exists():
+    if not (data_dir / "chroma").exists():
         timed(["ingest", str(ROOT / "rag" / "data" / "neurips2026_abstracts.txt")], env)
     gold = [json.loads(line) for line in (ROOT / "eval" / "data" / "neurips2026_gold.jsonl").open()]
-    rng = random.Random(args.seed)
-    picked = rng.sample(gold, min(len(gold), max(args.questions, args.repeat)))
+    rng = random.Random(14 if args.seed is None else args.seed)
+    picked = rng.sample(gold, min(len(gold), max(n_questions, args.repeat)))
 
     rows: list[dict[str, Any]] = []
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     record("`rag search` (process start included)", search_runs, "≤ 1.5 s")
     if not args.skip_ask:
         timed(["llm", "stop"], env)
-        questions = [q["question"] for q in picked[: args.questions]]
+        questions = [q["question"] for q in picked[:n_questions]]
         first = timed(["ask", questions[0], "--json"], env)
         record("`rag ask`, first question (model loads)", [first[:2]], "reported")
         later = [timed(["ask", q, "--json"], env)[:2] for q in questions[1:]]
@@ -116,11 +117,5 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['target']} |"
         )
     table = "\n".join(lines)
-    emit(table, args.out, "cli.md")
-    if args.out:
-        (args.out / "cli.json").write_text(json.dumps(rows, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    out.table("cli.md", table)
+    return {"rows": rows}

@@ -1,6 +1,6 @@
 """Answer-latency benchmark of the embedded default LLM on this machine, beside a bare llama.cpp call.
 
-    .venv/bin/python eval/bench/bench_answer.py [--repeat 1] [--fresh-cache]
+    python -m rag.evaluation.bench answer [--repeat 1] [--fresh-cache]
 
 Prints one table: model assembly time (first run, into a fresh cache dir with --fresh-cache), server
 start time, prompt tokens per question, time to first token, full-answer time p50/p95 over the seed
@@ -26,6 +26,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
 from rag import AnswerEvent, Assistant, TokenEvent, get_settings
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.metrics import percentile
 
 QUESTIONS = [
@@ -40,6 +41,8 @@ QUESTIONS = [
     "What is the capital of France?",
     "Who are the authors of the WildBox paper?",
 ]
+
+NEEDS_LLM = True
 
 
 class TreeRSS:
@@ -150,13 +153,14 @@ def bare_call(
     return {"bare_ttft": first or total, "bare_total": total}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--repeat", type=int, default=1, help="Times each question is asked.")
     ap.add_argument(
         "--fresh-cache", action="store_true", help="Assemble the model into a new temp dir (first-run cost)."
     )
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
 
     tmp = tempfile.TemporaryDirectory()
     overrides = {"data_dir": Path(tmp.name) / "data"}
@@ -216,8 +220,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| peak RSS, whole process tree | {rss.peak / 2**30:.2f} GB |")
     print(f"| refused | {sum(r['refused'] for r in rows)} of {len(rows)} |")
     tmp.cleanup()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return {
+        "model": assistant.settings.llm.model,
+        "threads": assistant.settings.llm.threads,
+        "answers": len(rows),
+        "prompt_tokens_median": statistics.median(r["prompt_tokens"] for r in llm_rows),
+        "ttft_p50_s": percentile(ttft, 50),
+        "ttft_p95_s": percentile(ttft, 95),
+        "total_p50_s": percentile(total, 50),
+        "total_p95_s": percentile(total, 95),
+        "tokens_per_s_median": statistics.median(r["tok_s"] for r in llm_rows),
+        "pipeline_over_bare": ratio,
+        "peak_rss_gb": rss.peak / 2**30,
+        "startup": started,
+    }

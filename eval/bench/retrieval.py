@@ -1,8 +1,10 @@
 """Retrieval-quality benchmark on BEIR SciFact (train split): BM25, dense and hybrid side by side.
 
-    .venv/bin/python eval/bench/bench_retrieval.py [--scifact DIR] [--json out.json]
+    python -m rag.evaluation.bench retrieval [--scifact DIR] [--sample N] [--data-dir DIR]
 
-DIR defaults to scifact/ in the shared data folder ($RAG_SHARED_DATA, default ../shared/data; see _shared.py).
+DIR defaults to scifact/ in the shared data folder (--shared-data, $RAG_SHARED_DATA, default ../shared/data).
+--sample N scores only the first N of the 809 train queries; --data-dir defaults to
+~/.cache/rag-abstracts/bench-scifact.
 
 Indexes the 5,183 SciFact abstracts once (embeddings cached on disk, so reruns take seconds), then
 prints nDCG@10, recall@10 and recall@100 for each retriever from the same index in the same run.
@@ -11,30 +13,29 @@ prints nDCG@10, recall@10 and recall@100 for each retriever from the same index 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-
-from _shared import shared_data
+from typing import Any
 
 from rag import Assistant, get_settings
+from rag.evaluation.bench._shared import shared_data
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.external import load_qrels, load_queries
 from rag.evaluation.metrics import ndcg_at, recall_at
 
+NEEDS_LLM = False
 PUBLISHED = "Published SciFact *test* nDCG@10: BM25 0.665 (BEIR) - 0.687 (bm25s); all-MiniLM-L6-v2 0.645 - 0.674."
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--scifact", type=Path, help="The BEIR scifact folder (default: in the shared data folder).")
-    ap.add_argument("--data-dir", type=Path, default=Path.home() / ".cache" / "rag-abstracts" / "bench-scifact")
-    ap.add_argument("--limit", type=int, default=0, help="Evaluate only the first N queries (0: all 809).")
-    ap.add_argument("--json", type=Path, help="Also write the results as JSON here.")
-    args = ap.parse_args(argv)
-    scifact = shared_data("scifact", args.scifact)
 
-    assistant = Assistant.from_settings(get_settings(data_dir=args.data_dir, collection="scifact"))
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+    scifact = shared_data("scifact", args.scifact)
+    data_dir = args.data_dir or Path.home() / ".cache" / "rag-abstracts" / "bench-scifact"
+    assistant = Assistant.from_settings(get_settings(data_dir=data_dir, collection="scifact"))
     t0 = time.perf_counter()
     report = assistant.ingest([scifact / "corpus.jsonl.gz"])
     ingest_s = time.perf_counter() - t0
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     qrels = load_qrels(scifact / "qrels" / "train.tsv")
     queries = load_queries(scifact / "queries_train.jsonl", set(qrels))
-    qids = sorted(queries, key=int)[: args.limit or None]
+    qids = sorted(queries, key=int)[: args.sample or None]
     rows = []
     for mode in ("bm25", "dense", "hybrid"):
         nd, r10, r100, lat = [], [], [], []
@@ -66,22 +67,22 @@ def main(argv: list[str] | None = None) -> int:
                 "p50_ms": 1000 * lat[len(lat) // 2],
             }
         )
-    print(
-        f"\nSciFact train, {len(qids)} queries, {report.papers_seen} abstracts, "
-        f"embedding {assistant.stats()['embedding_model']}"
-    )
-    print("| retriever | nDCG@10 | R@10 | R@100 | p50 latency (k=100) |")
-    print("|---|---|---|---|---|")
+    lines = [
+        f"SciFact train, {len(qids)} queries, {report.papers_seen} abstracts, "
+        f"embedding {assistant.stats()['embedding_model']}\n",
+        "| retriever | nDCG@10 | R@10 | R@100 | p50 latency (k=100) |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        print(
+        lines.append(
             f"| {r['retriever']} | {r['ndcg@10']:.3f} | {r['recall@10']:.3f} | {r['recall@100']:.3f} "
             f"| {r['p50_ms']:.0f} ms |"
         )
-    print(f"\n{PUBLISHED}")
-    if args.json:
-        args.json.write_text(json.dumps({"queries": len(qids), "ingest_seconds": ingest_s, "rows": rows}, indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    out.table("retrieval.md", "\n".join(lines) + f"\n\n{PUBLISHED}")
+    return {
+        "queries": len(qids),
+        "abstracts": report.papers_seen,
+        "embedding_model": assistant.stats()["embedding_model"],
+        "ingest_seconds": ingest_s,
+        "rows": rows,
+    }

@@ -1,11 +1,10 @@
 """How a list question's cost grows with the collection: 100 / 1,000 / 10,000 abstracts, embedded LLM.
 
-    PYTHONPATH=. .venv/bin/python eval/bench/bench_lists.py [--sizes 100,1000,10000] [--questions 4]
-        [--source ../shared/data/ml_abstracts.jsonl.gz] [--out eval/results/DATE/lists]
+    python -m rag.evaluation.bench lists [--sizes 100,1000,10000] [--sample 4] [--source ml_abstracts.jsonl.gz]
 
 The collections are nested: the first N records of ml_abstracts in eval/tools/make_ml1k.py's fixed-seed shuffle
 (so the 1,000 one is ml1k itself). Each is indexed with the default settings into a temporary data dir; then
-``--questions`` list questions of eval/data/ml1k_lists.jsonl, sampled with a fixed seed, are asked of each size
+``--sample`` list questions of eval/data/ml1k_lists.jsonl, sampled with a fixed seed, are asked of each size
 with ``kind="list"`` and the embedded LLM, the same questions at every size. Reports per size: ingest time,
 papers judged, time to the first confirmed paper on screen, the full answer p50 / max, and papers listed; then
 seconds per judged paper, which is what the cost grows with (a collection larger than ``list_full_scan`` is
@@ -20,22 +19,22 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-from _shared import emit
+from typing import Any
 
 from rag import AnswerEvent, Assistant, ItemEvent, get_settings
-from rag.evaluation.shared_data import shared_data
+from rag.evaluation.bench._shared import shared_data
+from rag.evaluation.bench.suite import Output
+from rag.evaluation.tools import make_ml1k
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "eval" / "tools"))
-import make_ml1k  # noqa: E402  (a script beside this one, standard library only)
 
 GOLD = ROOT / "eval" / "data" / "ml1k_lists.jsonl"
 SEED = 16
+
+NEEDS_LLM = True
 
 
 def questions(n: int) -> list[str]:
@@ -70,16 +69,16 @@ def ask(assistant: Assistant, question: str) -> dict[str, float]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--sizes", default="100,1000,10000")
-    ap.add_argument("--questions", type=int, default=4)
     ap.add_argument("--source", type=Path, help="ml_abstracts.jsonl.gz (default: $RAG_SHARED_DATA's)")
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args(argv)
 
-    records = make_ml1k.load_records(str(args.source or shared_data("ml_abstracts.jsonl.gz")))
-    asked = questions(args.questions)
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+
+    records = make_ml1k.load_records(str(shared_data("ml_abstracts.jsonl.gz", args.source)))
+    asked = questions(args.sample or 4)
+    figures: list[dict[str, Any]] = []
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-lists-") as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
@@ -95,6 +94,15 @@ def main(argv: list[str] | None = None) -> int:
             totals = [g["total"] for g in got]
             judged = sum(g["judged"] for g in got)
             firsts = [g["first"] for g in got if g["first"] == g["first"]]
+            figures.append(
+                {
+                    "abstracts": size,
+                    "ingest_s": ingest,
+                    "judged_mean": judged / len(got),
+                    "answers": got,
+                    "load": [load0, load1],
+                }
+            )
             rows.append(
                 f"| {size:,} | {ingest:.0f} | {judged / len(got):.1f} "
                 f"| {statistics.median(firsts) if firsts else float('nan'):.2f} "
@@ -116,9 +124,5 @@ def main(argv: list[str] | None = None) -> int:
             *rows,
         ]
     )
-    emit(table, args.out, "lists.md")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    out.table("lists.md", table)
+    return {"questions": asked, "sizes": figures}

@@ -1,7 +1,6 @@
 """Embedding throughput by model, threads and batch size, on real abstract chunks.
 
-    .venv/bin/python eval/bench/bench_embed.py [--chunks 256] \\
-        [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
+    python -m rag.evaluation.bench embed [--sample 256] [--configs minilm:2:8,minilm:1:8,minilm:2:32,wordllama::256]
 
 Each configuration runs in its own child process (so its peak RSS is its own), embeds the same chunk
 texts that ingest would embed for the first abstracts of ``ml_abstracts.jsonl.gz`` (shared data, see _shared.py),
@@ -18,12 +17,13 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
-
-from _shared import shared_data
+from typing import Any
 
 from rag import Assistant, Paper, Settings
+from rag.evaluation.bench._shared import child_env, python_module, shared_data
+from rag.evaluation.bench.suite import Output
 
+NEEDS_LLM = False
 MODELS = {"minilm": "all-MiniLM-L6-v2-int8", "wordllama": "wordllama-l2-supercat-256"}
 
 
@@ -57,30 +57,29 @@ def child(model: str, threads: int, batch: int, n_chunks: int) -> dict[str, floa
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--chunks", type=int, default=256)
-    ap.add_argument("--configs", default="minilm:2:8,minilm:1:8,minilm:2:32,minilm:2:64,wordllama::256")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.child:
-        model, threads, batch = args.child.split(":")
-        print(json.dumps(child(model, int(threads or 0), int(batch), args.chunks)))
-        return 0
-    shared_data("ml_abstracts.jsonl.gz")  # exits with where to get it before any child starts
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
+    ap.add_argument(
+        "--configs",
+        default="minilm:2:8,minilm:1:8,minilm:2:32,minilm:2:64,wordllama::256",
+        help="model:threads:batch, comma-separated (--sample: chunks embedded, default 256).",
+    )
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+    chunks = args.sample or 256
+    shared_data("ml_abstracts.jsonl.gz")  # says where to get it before any child starts
+    results = []
     print(
         "| model | threads | batch | chunks/s | chunks per CPU-s | peak RSS MB |  "
         f"({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})"
     )
     print("|---|---|---|---|---|---|")
     for config in args.configs.split(","):
-        out = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--child", config, "--chunks", str(args.chunks)],
-            capture_output=True,
-            text=True,
-            check=True,
+        proc = subprocess.run(
+            [*python_module("embed"), config, str(chunks)], capture_output=True, text=True, check=True, env=child_env()
         )
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        results.append({"config": config, **r})
         model, threads, batch = config.split(":")
         print(
             f"| {MODELS[model]} | {threads or '-'} | {batch} | {r['per_s']:.1f} | {r['per_cpu_s']:.1f} "
@@ -88,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     print(f"(load average at the end: {os.getloadavg()[0]:.1f})")
-    return 0
+    return {"chunks": chunks, "configs": results}
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+if __name__ == "__main__":  # one configuration in a child process of run(): MODEL:THREADS:BATCH CHUNKS
+    _model, _threads, _batch = sys.argv[1].split(":")
+    print(json.dumps(child(_model, int(_threads or 0), int(_batch), int(sys.argv[2]))))

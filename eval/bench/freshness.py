@@ -1,8 +1,8 @@
 """A writer's change seen by a running reader, and what noticing costs, on an existing index.
 
-    .venv/bin/python eval/bench/bench_freshness.py --data-dir DIR --collection NAME [--model MODEL] [--queries 20]
+    python -m rag.evaluation.bench freshness --data-dir DIR [--collection scale] [--model MODEL] [--sample 20]
 
-Runs on an existing local index (e.g. the one eval/bench/bench_scale.py leaves in its work folder, which it then
+Runs on an existing local index (e.g. the one the scale benchmark leaves in its work folder, which it then
 changes: one paper is added and removed again). A reader process opens the index and answers searches
 (hybrid, k=5; titles sampled with a fixed seed); meanwhile:
 
@@ -18,14 +18,18 @@ Prints one Markdown table with the load average beside every figure.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
 import subprocess
 import sys
-from pathlib import Path
+from typing import Any
 
-from _shared import emit, index_parser
+from rag.evaluation.bench._shared import child_env, index_arguments, index_dir
+from rag.evaluation.bench.suite import BenchError, Output
+
+NEEDS_LLM = False
 
 _READER = r"""
 import json, sys, time
@@ -51,37 +55,41 @@ import json, sys, time
 from rag import Assistant, Paper, get_settings
 a = Assistant(get_settings(data_dir=sys.argv[1], collection=sys.argv[2], embedding={"model": sys.argv[3]}))
 op, venue = sys.argv[4], sys.argv[5]
-index = a._index
 if op == "add":
     p = Paper(paper_id="bench-freshness-zeolite", title="Zeolite catalysis of methane to methanol",
               abstract="We study zeolite catalysis of methane to methanol at low temperature.", venue=venue)
     t0 = time.perf_counter()
-    report = index.ingest([p])
+    report = a.ingest_papers([p])
 else:  # remove that one paper: the incremental path deletes its chunks and updates BM25
     keep = [q for q in a.papers() if q.paper_id != "bench-freshness-zeolite"]
     t0 = time.perf_counter()
-    report = index.ingest(keep, prune=True)
+    report = a.ingest_papers(keep, prune=True)
 print(json.dumps({"s": time.perf_counter() - t0, "report": report.to_json()}))
 """
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = index_parser(__doc__)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args(argv)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
+    index_arguments(ap)
 
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+    data_dir = index_dir(args)
     from rag import Assistant, get_settings
 
-    probe = Assistant(get_settings(data_dir=args.data_dir, collection=args.collection, embedding={"model": args.model}))
+    probe = Assistant(get_settings(data_dir=data_dir, collection=args.collection, embedding={"model": args.model}))
     papers = probe.papers()
-    titles = [p.title for p in random.Random(3).sample(papers, args.queries)]
+    titles = [p.title for p in random.Random(3 if args.seed is None else args.seed).sample(papers, args.sample or 20)]
     venues = sorted({p.venue for p in papers if p.venue}, key=lambda v: sum(p.venue == v for p in papers))
     venue = venues[len(venues) // 2]  # a mid-sized venue
     del probe
 
-    base = [str(args.data_dir), args.collection, args.model]
+    base = [str(data_dir), args.collection, args.model]
     reader = subprocess.Popen(
-        [sys.executable, "-c", _READER, *base], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _READER, *base],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=child_env(),
     )
     assert reader.stdin is not None and reader.stdout is not None
 
@@ -92,12 +100,16 @@ def main(argv: list[str] | None = None) -> int:
 
     def write(op: str) -> tuple[float, float]:
         load = os.getloadavg()[0]
-        out = subprocess.run(
-            [sys.executable, "-c", _WRITER, *base, op, venue], capture_output=True, text=True, timeout=900
+        proc = subprocess.run(
+            [sys.executable, "-c", _WRITER, *base, op, venue],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=child_env(),
         )
-        if out.returncode:
-            raise SystemExit(out.stderr[-2000:])
-        return float(json.loads(out.stdout.strip().splitlines()[-1])["s"]), load
+        if proc.returncode:
+            raise BenchError(proc.stderr[-2000:])
+        return float(json.loads(proc.stdout.strip().splitlines()[-1])["s"]), load
 
     rows: list[tuple[str, str, float]] = []
     query = "zeolite catalysis of methane to methanol"
@@ -149,9 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         *(f"| {m} | {v} | {lo:.1f} |" for m, v, lo in rows),
     ]
     table = "\n".join(lines)
-    emit(table, args.out, "freshness.md")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    out.table("freshness.md", table)
+    return {
+        "papers": len(papers),
+        "venue": venue,
+        "rows": [{"measure": m, "value": v, "load": lo} for m, v, lo in rows],
+    }

@@ -1,9 +1,9 @@
 """Throughput of concurrent questions: the Python API and the web UI's ``/ask`` endpoint (gradio_client).
 
-    .venv/bin/python eval/bench/bench_concurrency.py [--mode extractive|llm] [--clients 1,5,20] [--questions N]
+    python -m rag.evaluation.bench concurrency [--mode extractive|llm] [--clients 1,5,20] [--sample N]
 
 Indexes the bundled NeurIPS 2026 abstracts into a temporary data dir and builds ONE ``Assistant``. For
-each number of clients it answers ``--questions`` gold questions (eval/data/neurips2026_gold.jsonl, one
+each number of clients it answers ``--sample`` gold questions (eval/data/neurips2026_gold.jsonl, one
 paper after another, follow-ups with their history) from that many threads at once: first through
 ``Assistant.ask``, then through ``gradio_client`` (one ``Client`` per thread) against ``rag.ui.app.launch``
 served on 127.0.0.1 in this process. Prints a Markdown table: surface, clients, questions, errors, answers
@@ -30,10 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from rag import Assistant, get_settings
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.dataset import EvalCase, load_gold, resolve_cases
 from rag.evaluation.metrics import answer_correct, percentile
 
 GOLD = Path(__file__).resolve().parents[1] / "data" / "neurips2026_gold.jsonl"
+
+NEEDS_LLM = False
 
 
 def interleaved_cases(assistant: Assistant) -> list[EvalCase]:
@@ -61,7 +64,7 @@ def _key(answer: dict[str, Any]) -> tuple[str, list[str]]:
     return answer["answer"], [c["paper_id"] for c in answer["citations"]]
 
 
-def run(
+def measure(
     ask: Callable[[int, EvalCase], dict[str, Any]],
     cases: Sequence[EvalCase],
     clients: int,
@@ -121,16 +124,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--mode", choices=["extractive", "llm"], default="extractive", help="Answer mode.")
     ap.add_argument("--clients", default="1,5,20", help="Comma-separated numbers of concurrent clients.")
-    ap.add_argument("--questions", type=int, default=0, help="Questions per row (default: 60 extractive, 20 llm).")
     ap.add_argument("--surfaces", default="python,gradio", help="python (Assistant.ask) and/or gradio (/ask).")
-    args = ap.parse_args()
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     levels = [int(x) for x in args.clients.split(",")]
     surfaces = args.surfaces.split(",")
-    per_row = args.questions or (20 if args.mode == "llm" else 60)
+    per_row = args.sample or (20 if args.mode == "llm" else 60)
 
     with tempfile.TemporaryDirectory(prefix="bench-concurrency-") as tmp:
         assistant = Assistant.from_settings(get_settings(data_dir=Path(tmp)))
@@ -182,7 +185,7 @@ def main() -> None:
                     (
                         surface,
                         clients,
-                        run(asks[surface], window, clients, alone if args.mode == "extractive" else None),
+                        measure(asks[surface], window, clients, alone if args.mode == "extractive" else None),
                     )
                 )
                 r = rows[-1][2]
@@ -201,7 +204,4 @@ def main() -> None:
             f"| {names[surface]} | {clients} | {r['questions']} | {r['errors']} | {r['right']} | {same} | "
             f"{r['qps']:.2f} | {r['p50']:.2f} | {r['p95']:.2f} |"
         )
-
-
-if __name__ == "__main__":
-    main()
+    return {"mode": args.mode, "rows": [{"surface": s, "clients": c, **r} for s, c, r in rows]}

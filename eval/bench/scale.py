@@ -1,7 +1,7 @@
 """Scale benchmark: ingest throughput, re-ingest, retrieval latency, memory and disk at N abstracts.
 
-    .venv/bin/python eval/bench/bench_scale.py [--sizes 1000,10000,87504] [--model all-MiniLM-L6-v2-int8]
-        [--baseline-max N] [--no-server] [--no-raw] [--out eval/results/DATE/scale-MODEL]
+    python -m rag.evaluation.bench scale [--sizes 1000,10000,87504] [--model all-MiniLM-L6-v2-int8]
+        [--baseline-max N] [--no-server] [--no-raw] [--data-dir /tmp/rag-bench-scale]
 
 Corpus: ``ml_abstracts.jsonl.gz`` in the shared data folder (``$RAG_SHARED_DATA``, default ``../shared/data``;
 not shipped, see _shared.py) or ``--data``: 87,504 conference abstracts with venue and year,
@@ -22,7 +22,9 @@ For each N, every measurement runs in its own child process (peak RSS is that pr
   abstracts, and the largest, ~20 %), embedded and through a
   ``chroma run`` server serving the same files.
 
-Prints one Markdown table (plus the machine's load average) and writes ``scale.json`` / ``scale.md``.
+Prints one Markdown table (plus the machine's load average) and writes ``scale.json`` / ``scale.md`` into the
+run's folder after every size. The index of each N stays in ``<data-dir>/<model>/n<N>/ours`` (collection
+``scale``) for the filter and freshness benchmarks.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _shared import shared_data
-
+from rag.evaluation.bench._shared import child_env, python_module, shared_data
+from rag.evaluation.bench.suite import BenchError, Output
 from rag.evaluation.metrics import percentile
 
+NEEDS_LLM = False
 QUERIES = 100
 WARMUP = 5
 
@@ -230,8 +233,7 @@ PHASES = {
 def run_child(phase: str, work: Path, model: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one phase in a child process; its JSON result plus its peak RSS and wall time."""
     cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
+        *python_module("scale"),
         "--phase",
         phase,
         "--work",
@@ -242,10 +244,12 @@ def run_child(phase: str, work: Path, model: str, *extra: str, env: dict[str, st
     ]
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env() | (env or {})
+    )
     out, err = proc.communicate()
     if proc.returncode != 0:
-        raise SystemExit(f"phase {phase} failed ({proc.returncode}):\n{err[-3000:]}")
+        raise BenchError(f"phase {phase} failed ({proc.returncode}):\n{err[-3000:]}")
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     result["wall_s"] = time.perf_counter() - t0
     result["load_start"] = load0
@@ -273,7 +277,7 @@ def start_chroma_server(path: Path) -> tuple[subprocess.Popen[bytes], str]:
         except OSError:
             time.sleep(0.5)
     proc.kill()
-    raise SystemExit("chroma run did not start within 120 s")
+    raise BenchError("chroma run did not start within 120 s")
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -439,8 +443,7 @@ def render(rows: list[dict[str, Any]], model: str) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--sizes", default="1000,10000,87504")
     ap.add_argument("--model", default="all-MiniLM-L6-v2-int8", help="A local embedding model (RAG_EMBEDDING__MODEL).")
     ap.add_argument(
@@ -451,21 +454,10 @@ def main(argv: list[str] | None = None) -> int:
         "--no-raw", action="store_true", help="Skip the raw embedder run (ingest ratios are then not shown)."
     )
     ap.add_argument("--data", type=Path, help="ml_abstracts.jsonl.gz (default: in the shared data folder)")
-    ap.add_argument("--work", type=Path, default=Path("/tmp/rag-bench-scale"))
-    ap.add_argument("--out", type=Path, help="Write scale.json and scale.md here.")
-    ap.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
-    ap.add_argument("--chroma-url", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
 
-    if args.phase:  # child process: one measurement, JSON on the last stdout line
-        kwargs = {"chroma_url": args.chroma_url} if args.phase == "query" else {}
-        result = PHASES[args.phase](args.work, args.model, **kwargs)
-        import resource
 
-        result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(json.dumps(result))
-        return 0
-
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+    work = args.data_dir or Path("/tmp/rag-bench-scale")
     records = load_records(shared_data("ml_abstracts.jsonl.gz", args.data))
     sizes = [min(int(s), len(records)) for s in args.sizes.split(",")]
     rows = []
@@ -475,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
             bench_size(
                 records,
                 n,
-                args.work / args.model,
+                work / args.model,
                 args.model,
                 n <= args.baseline_max,
                 not args.no_server,
@@ -484,14 +476,30 @@ def main(argv: list[str] | None = None) -> int:
         )
         table = render(rows, args.model)
         print(table, file=sys.stderr, flush=True)
-        if args.out:  # after every size, so a long run that is stopped keeps what it measured
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "scale.json").write_text(json.dumps({"model": args.model, "rows": rows}, indent=1))
-            (args.out / "scale.md").write_text(table + "\n")
+        # after every size, so a long run that is stopped keeps what it measured
+        out.file("scale.json").write_text(json.dumps({"model": args.model, "rows": rows}, indent=1))
+        out.file("scale.md").write_text(table + "\n")
     print(table)
     print(f"\n(total {time.time() - t0:.0f} s)")
+    return {"model": args.model, "rows": rows}
+
+
+def _phase_main(argv: list[str] | None = None) -> int:
+    """A child process of run(): one measurement, JSON on the last stdout line."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--phase", choices=sorted(PHASES), required=True)
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--chroma-url")
+    args = ap.parse_args(argv)
+    kwargs = {"chroma_url": args.chroma_url} if args.phase == "query" else {}
+    result = PHASES[args.phase](args.work, args.model, **kwargs)
+    import resource
+
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(_phase_main())

@@ -1,5 +1,7 @@
-"""The embedded model's two runtimes side by side: the bundled llama.cpp wheel (xllamacpp) and llama.cpp compiled
-for this CPU (``rag llm build``, rag.models.native_llm).
+"""The embedded model's two runtimes side by side: the bundled llama.cpp wheel and a build for this CPU.
+
+The bundled wheel is xllamacpp; the build is llama.cpp compiled for this CPU (``rag llm build``,
+rag.models.native_llm).
 
 Each runtime is started the way the assistant starts it (LocalLLMServer: same threads, context, prompt cache and
 prompt-lookup drafts), then given the same calls: a prompt of ~330 new tokens (an abstract of the bundled corpus,
@@ -7,7 +9,9 @@ a different one per call, the prompt cache off so every call reads its whole pro
 own timings give prompt reading and writing speed; the wall time is the client's. The first call warms up and is
 not counted. Time it with nothing else running: the load is printed beside each runtime.
 
-    python eval/bench/bench_runtime.py [--calls 5] [--out DIR]
+    python -m rag.evaluation.bench runtime [--calls 5]
+
+It times the runtimes themselves, so it reaches into rag.models (the LLM server and the native build).
 """
 
 from __future__ import annotations
@@ -19,14 +23,15 @@ import statistics
 import time
 import urllib.request
 from pathlib import Path
-
-from _shared import emit
+from typing import Any
 
 from rag import Assistant
-from rag.corpus import read_corpus
+from rag.evaluation.bench.suite import Output
 from rag.models.local_llm import LocalLLMServer, ensure_model
 from rag.models.native_llm import find_server
 from rag.settings import get_settings
+
+NEEDS_LLM = True
 
 
 def _calls(base: str, abstracts: list[str], n: int) -> list[dict[str, float]]:
@@ -55,16 +60,16 @@ def _calls(base: str, abstracts: list[str], n: int) -> list[dict[str, float]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--calls", type=int, default=5)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     settings = get_settings()
     cache = Path(settings.cache_dir).expanduser()
     model = ensure_model(settings.llm.model, cache, progress=True)
     native = find_server(cache)
-    abstracts = [p.abstract for p in read_corpus(Assistant.bundled_corpus())]
+    abstracts = [p.abstract for p in Assistant.read([Assistant.bundled_corpus()])]
     rows = []
     results: dict[str, list[dict[str, float]]] = {}
     for name, binary in (("bundled wheel (xllamacpp)", None), ("compiled for this CPU", native)):
@@ -94,10 +99,5 @@ def main() -> None:
         ratio = statistics.median(c["prompt_tps"] for c in y) / statistics.median(c["prompt_tps"] for c in x)
         wall = statistics.median(c["wall_s"] for c in y) / statistics.median(c["wall_s"] for c in x)
         table += f"\n\nprompt reading {ratio:.2f}x, time per call {wall:.2f}x ({b} / {a})"
-    emit(table, args.out, "runtime.md")
-    if args.out:
-        (args.out / "runtime.json").write_text(json.dumps(results, indent=1))
-
-
-if __name__ == "__main__":
-    main()
+    out.table("runtime.md", table)
+    return {"threads": settings.llm.threads, "model": settings.llm.model, "runtimes": results}

@@ -1,6 +1,6 @@
 """Does verification let a changed fact through? True claims and perturbed copies, as if the model wrote them.
 
-    .venv/bin/python eval/bench/bench_claims.py [--claims eval/data/neurips2026_claims.jsonl] [--show 5]
+    python -m rag.evaluation.bench claims [--claims eval/data/neurips2026_claims.jsonl] [--show 5]
 
 eval/data/neurips2026_claims.jsonl holds claims that one bundled abstract states (paraphrased), each
 with three perturbed copies (a number changed, an entity swapped, a negation added or removed) and 20
@@ -22,8 +22,11 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag import Answer, AnswerSentence, Assistant, get_settings
+from rag.evaluation.bench.suite import Output
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "neurips2026_claims.jsonl"
+
+NEEDS_LLM = False
 
 
 def load_claims(path: Path) -> list[dict[str, Any]]:
@@ -58,11 +61,12 @@ def shown(assistant: Assistant, question: str, claim: str) -> bool:
     return kept(assistant, question, claim) is not None
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--claims", type=Path, default=DATA)
     ap.add_argument("--show", type=int, default=0, help="Print this many failures of each kind.")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     rows = load_claims(args.claims)
     ok: Counter[str] = Counter()
     total: Counter[str] = Counter()
@@ -89,8 +93,4 @@ def main(argv: list[str] | None = None) -> int:
     for kind, items in failures.items():
         for claim in items[: args.show]:
             print(f"  {kind}: {claim}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return {k: {"n": total[k], "right": ok[k], "rate": ok[k] / total[k]} for k in total}

@@ -1,6 +1,6 @@
 """How often a question's kind (lookup, list, compare, yes/no) is recognised right, on the labelled sets.
 
-    PYTHONPATH=. .venv/bin/python eval/bench/bench_kinds.py [--show] [--out eval/results/DATE/kinds]
+    python -m rag.evaluation.bench kinds [--show]
 
 Every question of eval/data/question_kinds.jsonl (the set the rules were written against) and
 question_kinds_test.jsonl (written apart from the rules; its first score, 0.882, was taken before its misses
@@ -19,15 +19,16 @@ import json
 import tempfile
 from collections import Counter
 from pathlib import Path
-
-from _shared import emit
+from typing import Any
 
 from rag import Assistant, get_settings
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.metrics import bootstrap_ci
 from rag.types import Query
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SETS = ("question_kinds.jsonl", "question_kinds_test.jsonl", "question_kinds_heldout.jsonl")
+NEEDS_LLM = False
 KINDS = ("lookup", "list", "compare", "yesno")
 
 
@@ -35,12 +36,13 @@ def load(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--show", action="store_true", help="List every misrecognised question.")
-    ap.add_argument("--out", type=Path, help="Also write the table to OUT/kinds.md.")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     lines = []
+    figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         a = Assistant.from_settings(get_settings(data_dir=Path(tmp)))
         a.ingest([Assistant.bundled_corpus()])
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             right = [float(g == c["kind"]) for g, c in zip(got, cases)]
             lo, hi = bootstrap_ci(right)
             accuracy = sum(right) / len(right)
+            figures[name] = {"questions": len(cases), "accuracy": accuracy, "ci95": [lo, hi]}
             lines.append(f"\n{name}: {len(cases)} questions, accuracy {accuracy:.3f} [{lo:.3f}, {hi:.3f}]")
             confusion = Counter((c["kind"], g) for g, c in zip(got, cases))
             lines.append("\n| labelled \\ recognised | " + " | ".join(KINDS) + " |\n|" + "---|" * (len(KINDS) + 1))
@@ -58,9 +61,5 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(f"| {kind} | " + " | ".join(str(confusion[kind, g]) for g in KINDS) + " |")
             if args.show:
                 lines += [f"- {c['kind']} -> {g}: {c['question']}" for g, c in zip(got, cases) if g != c["kind"]]
-    emit("\n".join(lines), args.out, "kinds.md")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    out.table("kinds.md", "\n".join(lines))
+    return figures

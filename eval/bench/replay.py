@@ -1,12 +1,12 @@
 """Replay stored model answers through verification: which sentences does the current code keep?
 
-    .venv/bin/python eval/bench/replay_answers.py REPORT.json [REPORT.json ...] [--out verdicts.json]
+    python -m rag.evaluation.bench replay REPORT.json [REPORT.json ...]   # verdicts.json in the run's folder
 
 A `rag eval` report keeps each answer's sentences as the model wrote them (text, and whether
 verification kept them). Each answer's sentences are given again, joined, as the model's answer to its
 question (a fake chat model returns them: retrieval, evidence and verification are the product's own,
 over the bundled abstracts), and each sentence's new verdict is printed beside the stored one. Run it
-on two commits (PYTHONPATH) and compare the --out files to see which verdicts a change moves.
+on two commits (PYTHONPATH) and compare the verdicts.json of the two runs to see which verdicts a change moves.
 """
 
 from __future__ import annotations
@@ -15,28 +15,32 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rag import Assistant, get_settings
+from rag.evaluation.bench.suite import Output
+
+NEEDS_LLM = False
 
 
 def _norm(text: str) -> str:
     return " ".join(text.split()).rstrip(".")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("reports", nargs="+", type=Path)
-    ap.add_argument("--out", type=Path, help="Write every sentence's stored and replayed verdict here (JSON).")
-    args = ap.parse_args(argv)
-    out = []
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+    verdicts = []
     with tempfile.TemporaryDirectory() as tmp:
         a = Assistant.from_settings(get_settings(data_dir=tmp))
         a.ingest([a.bundled_corpus()])
         for report in args.reports:
-            for run in json.loads(report.read_text())["runs"]:
-                for row in run["rows"]:
+            for eval_run in json.loads(report.read_text())["runs"]:
+                for row in eval_run["rows"]:
                     sentences = row.get("sentences") or []
                     if not sentences:
                         continue
@@ -48,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                     kept = {_norm(s.text) for s in answer.sentences if s.supported and s.citations}
                     for s in sentences:
                         now = not answer.refused and _norm(s["text"]) in kept
-                        out.append(
+                        verdicts.append(
                             {
                                 "report": str(report),
                                 "case": row["case_id"],
@@ -57,18 +61,18 @@ def main(argv: list[str] | None = None) -> int:
                                 "replayed": now,
                             }
                         )
-    same = sum(r["stored"] == r["replayed"] for r in out)
+    same = sum(r["stored"] == r["replayed"] for r in verdicts)
     print(
-        f"sentences: {len(out)}; stored supported: {sum(r['stored'] for r in out)}; "
-        f"replayed supported: {sum(r['replayed'] for r in out)}; same verdict: {same}"
+        f"sentences: {len(verdicts)}; stored supported: {sum(r['stored'] for r in verdicts)}; "
+        f"replayed supported: {sum(r['replayed'] for r in verdicts)}; same verdict: {same}"
     )
-    for r in out:
+    for r in verdicts:
         if r["stored"] != r["replayed"]:
             print(f"  {r['case']}: stored {r['stored']} -> {r['replayed']}: {r['text'][:150]}")
-    if args.out:
-        args.out.write_text(json.dumps(out, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    out.file("verdicts.json").write_text(json.dumps(verdicts, indent=1))
+    return {
+        "sentences": len(verdicts),
+        "stored_supported": sum(r["stored"] for r in verdicts),
+        "replayed_supported": sum(r["replayed"] for r in verdicts),
+        "same_verdict": same,
+    }

@@ -1,8 +1,8 @@
 """Filtered dense search: ours beside Chroma's own where-filter, speed and exactness.
 
-    .venv/bin/python eval/bench/bench_filter.py --data-dir DIR --collection NAME [--model MODEL] [--queries 20]
+    python -m rag.evaluation.bench filter --data-dir DIR [--collection scale] [--model MODEL] [--sample 20]
 
-Runs on an existing local index (e.g. the one eval/bench/bench_scale.py leaves in its work folder). For
+Runs on an existing local index (e.g. the one the scale benchmark leaves in its work folder). For
 the largest, a mid-sized and the smallest venue it takes the 50 nearest papers of that venue for each
 query (paper titles from the index) three ways: ``Assistant.search(mode="dense", where=...)`` (ours,
 the public path every filtered search takes), Chroma's filtered query on the same collection through
@@ -13,6 +13,7 @@ latency and recall@50 against brute force for both.
 
 from __future__ import annotations
 
+import argparse
 import collections
 import functools
 import random
@@ -20,23 +21,27 @@ import statistics
 import time
 from typing import Any
 
-from _shared import index_parser
-
+from rag.evaluation.bench._shared import index_arguments, index_dir
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.metrics import percentile
 
+NEEDS_LLM = False
 
-def main(argv: list[str] | None = None) -> int:
-    ap = index_parser(__doc__)
-    args = ap.parse_args(argv)
 
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
+    index_arguments(ap)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
+    data_dir = index_dir(args)
     import chromadb
     import numpy as np
 
     from rag import Assistant, get_settings
 
-    a = Assistant(get_settings(data_dir=args.data_dir, collection=args.collection, embedding={"model": args.model}))
+    a = Assistant(get_settings(data_dir=data_dir, collection=args.collection, embedding={"model": args.model}))
     a.search("warm-up", k=1)  # opens Chroma and BM25
-    col = chromadb.PersistentClient(str(args.data_dir / "chroma")).get_collection(args.collection)
+    col = chromadb.PersistentClient(str(data_dir / "chroma")).get_collection(args.collection)
     pids: list[str] = []
     venues: list[object] = []
     blocks = []
@@ -54,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     venue_array = np.asarray(venues, dtype=object)
     counts = collections.Counter(venues)
     ranked = [v for v, _n in counts.most_common() if v is not None]
-    titles = [p.title for p in random.Random(3).sample(a.papers(), args.queries)]
+    titles = [
+        p.title for p in random.Random(3 if args.seed is None else args.seed).sample(a.papers(), args.sample or 20)
+    ]
     vectors = [a.embeddings.embed_query(t) for t in titles]
 
     def top_papers(order: list[int], n: int) -> set[str]:
@@ -83,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pids)} chunks, `{args.model}`, {len(titles)} queries (paper titles), nearest 50 papers of the venue\n")
     print("| venue | share of chunks | ours p50 ms | Chroma where p50 ms | ours recall@50 | Chroma recall@50 |")
     print("|---|---|---|---|---|---|")
+    figures: list[dict[str, Any]] = []
     for venue in (ranked[0], ranked[len(ranked) // 2], ranked[-1]):
         where = {"venue": venue}
         keep = venue_array == venue
@@ -109,8 +117,14 @@ def main(argv: list[str] | None = None) -> int:
             f"| {1000 * (percentile(chroma_t, 50) or 0):.1f} "
             f"| {statistics.mean(ours_r):.3f} | {statistics.mean(chroma_r):.3f} |"
         )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        figures.append(
+            {
+                "venue": venue,
+                "share": float(keep.mean()),
+                "ours_p50_ms": 1000 * (percentile(ours_t, 50) or 0),
+                "chroma_p50_ms": 1000 * (percentile(chroma_t, 50) or 0),
+                "ours_recall": statistics.mean(ours_r),
+                "chroma_recall": statistics.mean(chroma_r),
+            }
+        )
+    return {"queries": len(titles), "venues": figures}

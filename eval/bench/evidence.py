@@ -1,6 +1,6 @@
 """Evidence recall: is the gold supporting sentence among the sentences the model is shown?
 
-    .venv/bin/python eval/bench/bench_evidence.py [GOLD.jsonl ...] [--budget 300] [--k 5]
+    python -m rag.evaluation.bench evidence [GOLD.jsonl ...] [--budget 300] [--k 5]
 
 For every answerable gold question (default: eval/data/neurips2026_gold.jsonl and neurips2026_check.jsonl)
 it streams the question until the first event (:class:`rag.StatusEvent`, which carries the evidence the
@@ -18,11 +18,15 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from rag import Assistant, StatusEvent, get_settings
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.dataset import load_gold, resolve_cases
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+
+NEEDS_LLM = True
 
 
 def covered(abstract: str, quote: str, spans: list[tuple[int, int]]) -> bool:
@@ -33,13 +37,14 @@ def covered(abstract: str, quote: str, spans: list[tuple[int, int]]) -> bool:
     return any(a <= m.start() and m.end() <= b + 1 for a, b in spans)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("gold", nargs="*", type=Path)
     ap.add_argument("--budget", type=int, default=None, help="RAG_ANSWER__CONTEXT_TOKENS (default: settings)")
     ap.add_argument("--k", type=int, default=None)
     ap.add_argument("--verbose", action="store_true")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     golds = args.gold or [DATA / "neurips2026_gold.jsonl", DATA / "neurips2026_check.jsonl"]
     answer = {"context_tokens": args.budget} if args.budget else {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,8 +84,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{statistics.median(r[3] for r in sub):.0f} | {statistics.median(r[4] for r in sub):.0f} |"
         )
     print("misses:", ", ".join(r[1] for r in rows if not r[2]) or "none")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return {
+        name: {
+            "questions": len(sub),
+            "evidence_recall": sum(r[2] for r in sub) / len(sub),
+            "misses": [r[1] for r in sub if not r[2]],
+        }
+        for name in dict.fromkeys(r[0] for r in rows)
+        for sub in [[r for r in rows if r[0] == name]]
+    }

@@ -1,6 +1,6 @@
 """Throughput of the HTTP API (`rag serve`): requests per second with N concurrent clients.
 
-    .venv/bin/python eval/bench/bench_server.py [--clients 1,4,8] [--seconds 10] [--llm-requests 4]
+    python -m rag.evaluation.bench server [--clients 1,4,8] [--seconds 10] [--llm-requests 4]   # 0: no LLM
 
 Indexes the bundled NeurIPS 2026 abstracts into a temporary data dir, serves ``create_app`` with uvicorn
 on 127.0.0.1 (what `rag serve` runs) and drives it with real HTTP clients in threads: ``POST /v1/search``,
@@ -24,6 +24,7 @@ import uvicorn
 
 from rag import Assistant, get_settings
 from rag.apps.http_api import create_app
+from rag.evaluation.bench.suite import Output
 from rag.evaluation.metrics import percentile
 
 QUERIES = [
@@ -38,6 +39,8 @@ QUESTIONS = [
     "How many failed trajectories does Who&When Pro contain?",
     "What does CoCHI stand for?",
 ]
+
+NEEDS_LLM = True
 
 
 def _serve(assistant: Assistant) -> tuple[uvicorn.Server, str]:
@@ -92,15 +95,16 @@ def _run(
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--clients", default="1,4,8", help="Comma-separated concurrency levels.")
     ap.add_argument("--seconds", type=float, default=10.0, help="Duration of each search / extractive run.")
     ap.add_argument(
         "--llm-requests", type=int, default=4, help="Questions answered by the embedded LLM per level (0: skip)."
     )
     ap.add_argument("--llm-clients", default="1,2", help="Concurrency levels of the LLM run.")
-    args = ap.parse_args()
+
+
+def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
         assistant = Assistant.from_settings(get_settings(data_dir=Path(tmp)))
@@ -147,7 +151,4 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for label, n, r in rows:
         print(f"| {label} | {n} | {r['requests']} | {r['errors']} | {r['rps']:.2f} | {r['p50']:.3f} | {r['p95']:.3f} |")
-
-
-if __name__ == "__main__":
-    main()
+    return {"rows": [{"endpoint": label, "clients": n, **r} for label, n, r in rows]}

@@ -41,6 +41,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from rag.errors import BackendError, ConfigError
+from rag.models.llm_child import child_command, http_status
 
 _MARKER = "--daemon-dir"  # in the command line of every daemon: how `stop` knows a pid is ours
 _METRICS = (
@@ -315,8 +316,6 @@ class DaemonServer:
             self._proc = None
 
     def _spawn(self) -> DaemonState:
-        from rag.models.local_llm import child_command
-
         if not self.model_path.is_file():
             raise ConfigError(f"model file {self.model_path} not found; rag.models.local_llm.ensure_model() creates it")
         ready = self.run_dir / f"{self.name}.ready"
@@ -372,8 +371,6 @@ class DaemonServer:
 
 
 def _health(address: str) -> int:
-    from rag.models.local_llm import http_status
-
     return http_status(f"{address}/health", 2.0)
 
 

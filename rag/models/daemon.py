@@ -24,6 +24,7 @@ new one (:meth:`DaemonServer.ensure`).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -453,8 +454,6 @@ def watch_idle(
 
 def child_options(argv: list[str]) -> dict[str, Any]:
     """The daemon options of the child's command line (none: per-process mode)."""
-    import argparse
-
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument(_MARKER, dest="run_dir", type=Path)
     parser.add_argument("--name")

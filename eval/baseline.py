@@ -73,7 +73,7 @@ def format_docs(docs: Sequence[Document]) -> str:
 def split_papers(papers: Sequence[Paper]) -> list[Document]:
     """The papers as the tutorial indexes them: ``RecursiveCharacterTextSplitter(1000, 200)`` chunks."""
     try:
-        from langchain_text_splitters import RecursiveCharacterTextSplitter
+        from langchain_text_splitters import RecursiveCharacterTextSplitter  # optional: the [eval] extra
     except ImportError as e:  # an optional extra: name the fix
         raise ConfigError(
             "the textbook baseline needs langchain-text-splitters: pip install 'rag-abstracts[eval]'"
@@ -113,8 +113,8 @@ def textbook_chain(
     papers: Sequence[Paper], embeddings: Embeddings, chat_model: BaseChatModel, k: int = K
 ) -> Iterator[TextbookChain]:
     """Index ``papers`` the tutorial's way in a temporary directory (removed on exit) and yield the chain."""
-    import chromadb
-    from langchain_chroma import Chroma
+    import chromadb  # optional heavy dependency: ~1 s, only when the baseline runs
+    from langchain_chroma import Chroma  # optional heavy dependency: the [eval] extra
 
     splits = split_papers(papers)
     prompt = ChatPromptTemplate.from_messages([("human", TEMPLATE)])

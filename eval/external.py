@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from rag import Answer, Assistant, Paper, RagError, Settings
+from rag import Answer, Assistant, Paper, RagError, Settings, get_settings
 from rag.evaluation import metrics as M
 from rag.evaluation.shared_data import shared_data as shared_data
 
@@ -341,8 +341,6 @@ def write_benchmark(res: dict[str, Any], md: str, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rag import get_settings
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("benchmark", choices=["scifact", "pubmedqa"])
     ap.add_argument("--limit", type=int, default=0)

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from rag import Assistant, ConfigError, Settings, get_settings
 from rag.evaluation import tune
+from rag.evaluation.baseline import BASELINES, compare_with_baseline, render_side_by_side, run_baseline
 from rag.evaluation.dataset import EvalCase, GoldCase, GoldError, GoldSet, load_gold_set, resolve_cases
 from rag.evaluation.judge import make_judge
 from rag.evaluation.report import fmt, write_report
@@ -134,8 +135,6 @@ def evaluate_gold(
         gold_set = dataclasses.replace(gold_set, cases=sample_cases(gold_set.cases, sample))
     single = gold_set.of_type(EvalCase)
     if baseline is not None:
-        from rag.evaluation.baseline import BASELINES
-
         if baseline not in BASELINES:
             raise ConfigError(f"unknown baseline {baseline!r}: choose one of {', '.join(BASELINES)}")
         if not single:
@@ -173,8 +172,6 @@ def evaluate_gold(
         finally:
             close()
         if baseline is not None and i == 0:
-            from rag.evaluation.baseline import run_baseline
-
             update, close = progress_factory(baseline) if progress_factory else (None, lambda: None)
             try:
                 baselines.append(
@@ -194,8 +191,6 @@ def evaluate_gold(
     curves = None
     chosen_txt = ""
     if baselines:
-        from rag.evaluation.baseline import compare_with_baseline, render_side_by_side
-
         side = compare_with_baseline(reports[0], baselines[0], followups=sum(bool(c.history) for c in single))
         extra["baselines"] = [b.model_dump(mode="json") for b in baselines]
         extra["baseline_comparison"] = side.model_dump(mode="json")

@@ -128,10 +128,10 @@ def compare(base: EvalReport, other: EvalReport) -> dict[str, dict[str, float | 
 
 
 def _ensure_agg() -> Any:
-    import matplotlib
+    import matplotlib  # optional heavy dependency: plots only (~0.5 s)
 
     matplotlib.use("Agg")  # files only: no display, safe under CI and other users' sessions
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional heavy dependency: after choosing the backend above
 
     return plt
 

@@ -10,12 +10,16 @@ support reaches min_support and refuse when none is left.
 
 from __future__ import annotations
 
+import argparse
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from rag.evaluation import metrics as M
 from rag.evaluation.dataset import EvalCase
+from rag.evaluation.report import fmt, plot_risk_coverage
 from rag.evaluation.run import EvalRow
 
 
@@ -99,12 +103,6 @@ def main(argv: list[str] | None = None) -> int:
 
         .venv/bin/python -m rag.evaluation.tune eval-out/report.json eval-out/pubmedqa-pqal-dev.json --out eval-out
     """
-    import argparse
-    import json
-    from pathlib import Path
-
-    from rag.evaluation.report import fmt, plot_risk_coverage
-
     ap = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("gold_report", type=Path)
     ap.add_argument("pubmedqa", type=Path, nargs="?")

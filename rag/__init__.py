@@ -119,7 +119,7 @@ __all__ = [
     "readable_table",
 ]
 
-# Where each public name lives. Kept beside __all__; tests/test_startup.py checks that every name resolves.
+# Where each public name lives. Kept beside __all__; tests/test_house.py checks that every name resolves.
 _HOMES = {
     "NO_ANSWER": "rag.answering.evidence",
     "Assistant": "rag.assistant",

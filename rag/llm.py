@@ -15,6 +15,7 @@ from typing import Any
 from rag.errors import ConfigError
 from rag.models.daemon import DaemonServer
 from rag.models.local_llm import GGUF_MODELS, ensure_model, shared_server
+from rag.models.native_llm import build, find_server, has_failed
 from rag.settings import Settings
 
 
@@ -85,8 +86,6 @@ def llm_status(settings: Settings) -> dict[str, Any]:
 
 def _runtime(settings: Settings, pid: int | None) -> str:
     """Which llama.cpp serves (or will serve): "native" (built for this CPU by `rag llm build`) or "xllamacpp"."""
-    from rag.models.native_llm import find_server, has_failed
-
     if pid is not None:  # the running server: started with a native binary that has not failed since?
         try:
             args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
@@ -104,8 +103,6 @@ def build_native(
     settings: Settings, *, jobs: int | None = None, force: bool = False, say: Callable[[str], None] = print
 ) -> Path:
     """Compile llama.cpp's server for this CPU into the cache (rag.models.native_llm.build); its path."""
-    from rag.models.native_llm import build
-
     return build(Path(settings.cache_dir).expanduser(), jobs=jobs, force=force, say=say)
 
 

@@ -8,6 +8,7 @@ issues promise (``RAG_DATA_DIR``, ``RAG_CHROMA_URL``, ``RAG_LLM_BASE_URL``, ``RA
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -354,8 +355,6 @@ def _mask(data: dict[str, Any], model: BaseModel) -> dict[str, Any]:
 
 def is_loopback(host: str) -> bool:
     """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
-    import ipaddress
-
     if host == "localhost":
         return True
     try:

@@ -15,6 +15,7 @@ from typing import IO, Any, ParamSpec, TypeVar, get_args
 
 import click
 
+import rag  # rag.Assistant and rag.get_settings are looked up when a command runs: `rag --help` loads neither
 from rag import (
     Answer,
     AnswerEvent,
@@ -33,7 +34,7 @@ from rag import (
     parse_where,
     readable_table,
 )
-from rag.apps import llm_commands
+from rag.apps import llm_commands, warm
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,20 +54,16 @@ def _friendly(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def _settings(ctx: click.Context) -> Any:
-    from rag.settings import get_settings
-
     obj = ctx.ensure_object(dict)
     if "settings" not in obj:
-        obj["settings"] = get_settings(**obj.get("overrides", {}))
+        obj["settings"] = rag.get_settings(**obj.get("overrides", {}))
     return obj["settings"]
 
 
 def _assistant(ctx: click.Context) -> Any:
-    from rag.assistant import Assistant
-
     obj = ctx.ensure_object(dict)
     if "assistant" not in obj:
-        obj["assistant"] = Assistant.from_settings(_settings(ctx))
+        obj["assistant"] = rag.Assistant.from_settings(_settings(ctx))
     return obj["assistant"]
 
 
@@ -76,8 +73,6 @@ def _warm_call(ctx: click.Context, call: str, request: dict[str, Any]) -> Any:
     obj = ctx.ensure_object(dict)
     if "assistant" in obj:  # injected (tests, embedding the CLI): answer with it
         return None
-    from rag.apps import warm
-
     settings = _settings(ctx)
     if not warm.supported() or settings.llm.keep_alive <= 0:
         return None
@@ -90,8 +85,6 @@ def _warm_call(ctx: click.Context, call: str, request: dict[str, Any]) -> Any:
 
 def _leave_warm(ctx: click.Context) -> None:
     if ctx.ensure_object(dict).pop("start_warm", False):
-        from rag.apps import warm
-
         try:
             warm.spawn(_settings(ctx))
         except OSError as e:  # the answer is printed; the next command is only slower
@@ -100,15 +93,13 @@ def _leave_warm(ctx: click.Context) -> None:
 
 def _stop_warm(ctx: click.Context) -> None:
     """Writing to an index stops the warm processes answering from it (the next question starts a fresh one)."""
-    from rag.apps import warm
-
     if warm.supported() and "assistant" not in ctx.ensure_object(dict):
         settings = _settings(ctx)
         warm.stop(settings, data_dir=settings.data_dir)
 
 
 def _progress_bar(desc: str, unit: str = "chunk") -> tuple[Callable[[int, int], None], Callable[[], None]]:
-    from tqdm import tqdm
+    from tqdm import tqdm  # optional heavy dependency: only commands that show progress load it
 
     bar: dict[str, Any] = {}
 
@@ -528,9 +519,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 @_friendly
 def config(ctx: click.Context, as_json: bool) -> None:
     """Show the effective settings (secrets masked)."""
-    from rag.settings import get_settings
-
-    data = get_settings(**ctx.obj.get("overrides", {})).masked()
+    data = rag.get_settings(**ctx.obj.get("overrides", {})).masked()
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -617,8 +606,8 @@ def eval_(
 ) -> None:
     """Score answers on GOLD (a gold JSONL file: questions, lists, comparisons or table cells), or run the
     `scifact` / `pubmedqa` benchmark."""
-    from rag.evaluation import external as benchmarks
-    from rag.evaluation import harness
+    from rag.evaluation import external as benchmarks  # deferred: the evaluation's dependencies (matplotlib)
+    from rag.evaluation import harness  # deferred: as above
 
     base = ctx.obj.get("overrides", {})
     if gold in ("scifact", "pubmedqa"):
@@ -668,9 +657,7 @@ def eval_(
 
 
 def _assistant_for(settings: Any) -> Any:
-    from rag.assistant import Assistant
-
-    return Assistant.from_settings(settings)
+    return rag.Assistant.from_settings(settings)
 
 
 @cli.command()
@@ -682,7 +669,7 @@ def _assistant_for(settings: Any) -> Any:
 @_friendly
 def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the chat web UI (Gradio) on HOST:PORT."""
-    from rag.ui.app import launch
+    from rag.ui.app import launch  # deferred: gradio is an optional heavy dependency
 
     assistant = _assistant(ctx)
     # launch refuses a non-loopback host without a login before it serves anything; Gradio prints the URL
@@ -707,9 +694,7 @@ def demo(
     ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: bool, host: str | None, port: int | None
 ) -> None:
     """Index the bundled NeurIPS 2026 abstracts, run a sample search, then open the chat UI."""
-    from rag.assistant import Assistant
-
-    ctx.invoke(ingest, paths=(Assistant.bundled_corpus(),), rebuild=False, prune=False, as_json=False)
+    ctx.invoke(ingest, paths=(rag.Assistant.bundled_corpus(),), rebuild=False, prune=False, as_json=False)
     click.echo(f"\n$ rag search {query!r} -k 3")
     ctx.invoke(search, query=query, k=3, where=(), mode=None, as_json=False)
     if no_ui:
@@ -732,7 +717,7 @@ def demo(
 @_friendly
 def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the HTTP API: OpenAI-compatible /v1/chat/completions with verified citations, search, ingest."""
-    from rag.apps.http_api import serve as run_server
+    from rag.apps.http_api import serve as run_server  # deferred: fastapi and uvicorn load only for `rag serve`
 
     run_server(_assistant(ctx), host=host, port=port)  # refuses a non-loopback host without a token
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import click
 
+import rag  # rag.get_settings is looked up when a command runs: `rag llm --help` does not load the settings
+from rag.apps import warm
 from rag.errors import RagError
 
 
 def _settings(ctx: click.Context) -> Any:
-    from rag.settings import get_settings
-
-    return get_settings(**(ctx.obj or {}).get("overrides", {}))
+    return rag.get_settings(**(ctx.obj or {}).get("overrides", {}))
 
 
 def _duration(seconds: float | None) -> str:
@@ -69,8 +69,7 @@ def llm() -> None:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Whether the shared server runs: pid, address, memory, idle time."""
-    from rag.apps import warm
-    from rag.llm import llm_status
+    from rag.llm import llm_status  # deferred: loads the settings and the model code
 
     with _one_line_errors():
         settings = _settings(ctx)
@@ -95,7 +94,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def start(ctx: click.Context) -> None:
     """Load the model now, so the first question does not wait for it."""
-    from rag.llm import start_llm
+    from rag.llm import start_llm  # deferred: loads the settings and the model code
 
     with _one_line_errors():
         info = start_llm(_settings(ctx))
@@ -106,8 +105,7 @@ def start(ctx: click.Context) -> None:
 @click.pass_context
 def stop(ctx: click.Context) -> None:
     """Stop the shared server and the warm answering processes now (the next question starts them again)."""
-    from rag.apps import warm
-    from rag.llm import stop_llm
+    from rag.llm import stop_llm  # deferred: loads the settings and the model code
 
     with _one_line_errors():
         settings = _settings(ctx)
@@ -130,7 +128,7 @@ def build(ctx: click.Context, force: bool, jobs: int | None) -> None:
     embedded model then runs on it (RAG_LLM__NATIVE=false turns it off); until then, or if the build fails, the
     bundled llama.cpp wheel serves. A server already loaded keeps its runtime until `rag llm stop`.
     """
-    from rag.llm import build_native
+    from rag.llm import build_native  # deferred: loads the settings and the model code
 
     with _one_line_errors():
         build_native(_settings(ctx), jobs=jobs, force=force, say=click.echo)

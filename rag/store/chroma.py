@@ -134,7 +134,7 @@ class ChromaConnection:
         another process's writes (its query kept returning a chunk another process had deleted)."""
         if self.url or self._client is None:
             return
-        from chromadb.api.shared_system_client import SharedSystemClient
+        from chromadb.api.shared_system_client import SharedSystemClient  # optional heavy dependency: chromadb (~1 s)
 
         # The old system is left running, not stopped: a search in another thread may still be using it.
         SharedSystemClient._identifier_to_system.pop(str(self.local_path), None)
@@ -142,7 +142,7 @@ class ChromaConnection:
 
     def delete_local(self) -> None:
         """Remove the local Chroma folder and forget chromadb's in-process client for it."""
-        from chromadb.api.shared_system_client import SharedSystemClient
+        from chromadb.api.shared_system_client import SharedSystemClient  # optional heavy dependency: chromadb (~1 s)
 
         shutil.rmtree(self.local_path, ignore_errors=True)
         SharedSystemClient._identifier_to_system.pop(

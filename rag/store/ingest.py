@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -20,18 +20,16 @@ from rag.corpus import chunk_paper
 from rag.errors import BackendError
 from rag.settings import Settings
 from rag.store.bm25 import BM25Input
+from rag.store.collection import ChunkCollection
 from rag.store.metadata import chunk_metadata, index_text, pack_metadata, paper_hash
 from rag.types import Chunk, IngestReport, Paper
-
-if TYPE_CHECKING:
-    from rag.store.index import PaperIndex
 
 EMBED_BATCH = 256  # chunks per embedding call (and per progress report)
 WRITE_BATCH = 1024  # chunks per Chroma upsert: bigger writes were ~13 % faster than 256
 
 
 def ingest(
-    index: PaperIndex,
+    index: ChunkCollection,
     papers: Sequence[Paper],
     *,
     prune: bool = False,
@@ -57,14 +55,14 @@ def index_texts(settings: Settings, papers: Sequence[Paper]) -> list[str]:
 
 
 def _ingest_locked(
-    index: PaperIndex, papers: Sequence[Paper], *, prune: bool, progress: Callable[[int, int], None] | None
+    index: ChunkCollection, papers: Sequence[Paper], *, prune: bool, progress: Callable[[int, int], None] | None
 ) -> IngestReport:
     report = IngestReport(papers_seen=len(papers))
     index.forget_collection()  # another process may have written since we last looked
     col = index.collection
     # What is indexed now, from BM25's manifest (read from Chroma only when BM25 is out of sync,
     # or holds another number of chunks than Chroma: someone changed Chroma behind our back).
-    with index.lock:  # this process's questions meanwhile keep the store they have (see PaperIndex.bm25)
+    with index.lock:  # this process's questions meanwhile keep the store they have (see ChunkCollection.bm25)
         store = index.bm25
     with index.chroma.guard("counting chunks"):
         n_chunks = int(col.count())

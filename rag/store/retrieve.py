@@ -243,11 +243,3 @@ def _search_hit(h: RawHit, rank: int, score: float, dense: float | None, bm25: f
         metadata=user_metadata(m),
         rank=rank,
     )
-
-
-def __getattr__(name: str) -> Any:
-    if name == "HybridRetriever":  # moved to rag.store.adapter: LangChain's retriever classes take ~0.5 s to import
-        from rag.store.adapter import HybridRetriever
-
-        return HybridRetriever
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

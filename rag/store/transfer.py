@@ -10,21 +10,19 @@ import io
 import json
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from rag.errors import EmptyIndexError, IndexMismatchError, IngestError
+from rag.store.collection import ChunkCollection
 from rag.store.metadata import document_of, pack_metadata, unpack_metadata
-
-if TYPE_CHECKING:
-    from rag.store.index import PaperIndex
 
 EXPORT_FORMAT = "rag-abstracts-index"
 IMPORT_BATCH = 1024  # chunks per Chroma upsert on import
 
 
-def export_index(index: PaperIndex, path: Path) -> dict[str, Any]:
+def export_index(index: ChunkCollection, path: Path) -> dict[str, Any]:
     """Write the whole collection (vectors, texts, metadata, settings it was built with) to one zip file.
 
     The file is portable: import it on another machine, or from a Chroma server into a local
@@ -63,7 +61,7 @@ def export_index(index: PaperIndex, path: Path) -> dict[str, Any]:
 
 
 def import_index(
-    index: PaperIndex, path: Path, *, replace: bool = False, lock_timeout: float = 600.0
+    index: ChunkCollection, path: Path, *, replace: bool = False, lock_timeout: float = 600.0
 ) -> dict[str, Any]:
     """Load a file made by :func:`export_index` into this collection (which must be empty unless ``replace``)."""
     path = Path(path)

@@ -1,0 +1,473 @@
+"""The UI's event callbacks (:class:`Handlers`) and what they share: question options, feedback, conversations.
+
+Gradio calls the bound methods of one :class:`Handlers` per app (wired in :func:`rag.ui.app.build_app`); the
+tests call them the same way, found by name. ``ask`` and ``table`` are also the app's API (``gradio_client``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import secrets
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import gradio as gr
+
+from rag import (
+    Answer,
+    AnswerEvent,
+    Assistant,
+    Conversation,
+    ConversationStore,
+    ErrorEvent,
+    ItemEvent,
+    ListItem,
+    Paper,
+    ProgressEvent,
+    QuestionKind,
+    QueuedEvent,
+    RagError,
+    StatusEvent,
+    TokenEvent,
+    Turn,
+)
+from rag.ui.rendering import (
+    esc,
+    format_copy_text,
+    format_count,
+    format_list_progress_html,
+    format_message_html,
+    format_papers_html,
+    format_paragraphs_html,
+    format_reading_html,
+    format_sources_html,
+    format_table_html,
+    format_waiting_html,
+    write_conversation_files,
+    write_table_files,
+)
+
+KINDS: tuple[QuestionKind, ...] = get_args(QuestionKind)
+DOWNLOADS = 4  # conversation as Markdown, BibTeX, CSV; the last answer as Markdown
+
+
+def answer_record(answer: Answer, settings: dict[str, Any]) -> dict[str, Any]:
+    """What the chat keeps per answer: the JSON the feedback file gets, the settings, and the whole Answer
+    (``_answer``) so the conversation can be saved and reopened with its citations and sources."""
+    return answer.to_json() | {"settings": settings, "_answer": answer.model_dump(mode="json")}
+
+
+def conversation_turns(answers: dict[Any, dict[str, Any]]) -> list[Turn]:
+    """The chat's answers (keyed by message index) as the turns of a saved conversation, in order."""
+    ordered = sorted(answers.items(), key=lambda kv: int(kv[0]))
+    return [
+        Turn(answer=Answer.model_validate(r["_answer"]), settings=r.get("settings") or {})
+        for _, r in ordered
+        if "_answer" in r
+    ]
+
+
+def conversation_view(conv: Conversation) -> tuple[list[dict[str, str]], list[tuple[str, str]], dict[int, Any]]:
+    """A saved conversation as the chat shows it: messages, the history follow-ups read, the answers state."""
+    messages: list[dict[str, str]] = []
+    history: list[tuple[str, str]] = []
+    answers: dict[int, Any] = {}
+    for turn, t in enumerate(conv.turns, 1):
+        a = t.answer
+        messages.append({"role": "user", "content": esc(a.question)})
+        messages.append({"role": "assistant", "content": format_message_html(a, turn)})
+        answers[len(messages) - 1] = answer_record(a, t.settings)
+        history += [("user", a.question), ("assistant", a.text)]
+    return messages, history, answers
+
+
+def conversation_choices(store: ConversationStore, user: str | None) -> list[tuple[str, str]]:
+    return [(c.label, c.id) for c in store.list(user)]
+
+
+def _user(request: gr.Request | None) -> str | None:
+    """The logged-in user (with ``RAG_UI__AUTH``), else None: everything is kept under ``local``."""
+    name = getattr(request, "username", None) if request is not None else None
+    return str(name) if name else None
+
+
+def browser_secret(folder: Path) -> str:
+    """The key the browser's saved conversation id is encrypted with, kept in ``folder`` so that the id still
+    opens after the server restarts (Gradio's default is a new random key per launch)."""
+    path = folder / ".browser-key"
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except OSError:
+        pass
+    key = secrets.token_hex(16)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(key, encoding="ascii")
+    except OSError:
+        pass  # a read-only data dir: the id is forgotten when the server restarts, the conversations are not
+    return key
+
+
+def parse_kind(value: str | None) -> QuestionKind | None:
+    """The "Answer as" choice -> ``kind`` (None: recognised from the question)."""
+    v = (value or "").strip().lower().replace("/", "").replace("-", "")
+    if v in ("", "auto"):
+        return None
+    for kind in KINDS:
+        if v == kind:
+            return kind
+    raise gr.Error(f"Answer as must be auto, {', '.join(KINDS)}; got {value!r}.")
+
+
+def parse_filters(venue: str | None, year: str | int | float | None) -> dict[str, Any]:
+    """Venue/year inputs -> the metadata filter ``Assistant.stream`` takes (empty inputs: no filter)."""
+    filters: dict[str, Any] = {}
+    if venue and str(venue).strip():
+        filters["venue"] = str(venue).strip()
+    if year not in (None, ""):
+        text = str(year).strip()
+        if text:
+            try:
+                filters["year"] = int(float(text))
+            except ValueError:
+                raise gr.Error(f"Year must be a number, got {text!r}.") from None
+    return filters
+
+
+def oversized_upload(paths: list[Path], limit: int) -> str | None:
+    """The message for the first file larger than ``limit`` bytes (checked before anything is read), else None."""
+    for p in paths:
+        try:
+            size = p.stat().st_size
+        except OSError:
+            continue  # a vanished upload: ingesting it says so
+        if size > limit:
+            return (
+                f"{p.name} is {_size(size)}; the limit is {_size(limit)}. "
+                "Split the file, or raise RAG_UI__MAX_UPLOAD_BYTES."
+            )
+    return None
+
+
+def _size(n: int) -> str:
+    return f"{n:,} bytes" + (f" ({n / 1e6:.1f} MB)" if n >= 100_000 else "")
+
+
+def append_feedback(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line (the eval harness reads this file line by line)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False)
+    with _FEEDBACK_LOCK, path.open("a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
+_FEEDBACK_LOCK = threading.Lock()
+
+
+def _retrieval_mode(assistant: Assistant, hybrid: bool) -> Literal["hybrid", "dense"] | None:
+    """Hybrid on: dense + BM25; off: dense alone (a configured non-hybrid mode is kept)."""
+    if hybrid:
+        return "hybrid"
+    return "dense" if assistant.settings.retrieval.mode == "hybrid" else None
+
+
+def filter_choices(papers: list[Paper]) -> tuple[list[str], list[str]]:
+    """The venue and year filters' choices: "" (no filter), then those of ``papers``."""
+    venues = sorted({p.venue for p in papers if p.venue})
+    years = sorted({str(p.year) for p in papers if p.year}, reverse=True)
+    return [""] + venues, [""] + years
+
+
+class Handlers:
+    """The event callbacks of one app over ``assistant``; conversations are kept in its settings' folder."""
+
+    def __init__(self, assistant: Assistant) -> None:
+        self.assistant = assistant
+        self.settings = assistant.settings
+        self.feedback_path = self.settings.feedback_path()
+        self.store = ConversationStore(self.settings.conversations_dir())
+
+    def respond(
+        self,
+        question: str,
+        messages: list[dict[str, Any]],
+        history: list[tuple[str, str]],
+        answers: dict[int, dict[str, Any]],
+        k: float,
+        hybrid: bool,
+        venue: str,
+        year: str,
+        mode: str,
+        temperature: float,
+        kind: str = "auto",
+    ) -> Iterator[tuple[Any, ...]]:
+        question = (question or "").strip()
+        if not question:
+            yield messages, history, answers, gr.skip(), gr.skip(), question, gr.skip()
+            return
+        filters = parse_filters(venue, year)
+        answer_as = parse_kind(kind)
+        turn = len(answers) + 1
+        messages = list(messages) + [
+            {"role": "user", "content": esc(question)},
+            {"role": "assistant", "content": "<em>Searching the abstracts…</em>"},
+        ]
+        yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+        text = ""
+        items: list[ListItem] = []
+        sources_html = gr.skip()
+        for event in self.assistant.stream(
+            question,
+            history=history or None,
+            k=int(k) if k else None,
+            filters=filters or None,
+            mode="extractive" if mode == "extractive" else "llm",
+            retrieval_mode=_retrieval_mode(self.assistant, hybrid),
+            temperature=float(temperature),
+            kind=answer_as,
+        ):
+            match event:
+                case QueuedEvent(position=position, waited=waited):
+                    messages[-1] = {"role": "assistant", "content": format_waiting_html(position, waited)}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                case StatusEvent(sources=sources, evidence=evidence):
+                    # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
+                    sources_html = format_sources_html(None, turn, sources, evidence)
+                    reading = format_reading_html(evidence, turn) if evidence else "<em>Reading the abstracts…</em>"
+                    messages[-1] = {"role": "assistant", "content": reading}
+                    yield messages, history, answers, sources_html, gr.skip(), "", ""
+                case TokenEvent(text=token):
+                    text += token
+                    messages[-1] = {"role": "assistant", "content": format_paragraphs_html(text, turn)}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                case ItemEvent(item=item, checked=checked, total=total):
+                    items.append(item)
+                    messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                case ProgressEvent(checked=checked, total=total):
+                    messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                case AnswerEvent(answer=answer):
+                    messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
+                    answers = dict(answers)
+                    answers[len(messages) - 1] = answer_record(
+                        answer,
+                        {
+                            "k": int(k) if k else None,
+                            "hybrid": hybrid,
+                            "filters": filters,
+                            "mode": mode,
+                            "temperature": float(temperature),
+                            "kind": answer_as,
+                        },
+                    )
+                    history = list(history) + [("user", question), ("assistant", answer.text)]
+                    yield (
+                        messages,
+                        history,
+                        answers,
+                        format_sources_html(answer, turn),
+                        format_copy_text(answer),
+                        "",
+                        "",
+                    )
+                case ErrorEvent(error=error):
+                    messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{esc(str(error))}</p>'}
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+
+    def on_feedback(self, data: gr.LikeData, answers: dict[int | str, dict[str, Any]]) -> str:
+        index = data.index[0] if isinstance(data.index, (list, tuple)) else data.index
+        record = answers.get(int(index)) or answers.get(str(index))
+        if record is None:
+            return "No answer to rate."
+        record = {k: v for k, v in record.items() if k != "_answer"}
+        liked = data.liked
+        rating = (
+            "up" if liked is True or liked == "Like" else "down" if liked is False or liked == "Dislike" else str(liked)
+        )
+        append_feedback(
+            self.feedback_path,
+            {"time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "rating": rating} | record,
+        )
+        return f"Thanks: feedback saved ({rating})."
+
+    def clear_chat(self) -> tuple[Any, ...]:
+        hidden = gr.update(visible=False, value=None)
+        return ([], [], {}, format_sources_html(None, 0), "", "", "", "", gr.update(value=None)) + (hidden,) * DOWNLOADS
+
+    def downloads(self, conv: Conversation | None) -> tuple[Any, ...]:
+        if conv is None or not conv.turns:
+            return (gr.update(visible=False, value=None),) * DOWNLOADS
+        return tuple(gr.update(value=str(p), visible=True) for p in write_conversation_files(conv))
+
+    def save_conversation(
+        self, answers: dict[Any, dict[str, Any]], conv_id: str | None, request: gr.Request
+    ) -> tuple[Any, ...]:
+        """After each answer: the chat so far saved as the current conversation (a new one if there is none)."""
+        turns = conversation_turns(answers)
+        if not turns:
+            return (gr.skip(),) * (2 + DOWNLOADS)
+        user = _user(request)
+        old = self.store.load(user, conv_id) if conv_id else None
+        conv = Conversation(title=turns[0].answer.question, turns=turns)
+        if old is not None:
+            conv = conv.model_copy(update={"id": old.id, "created": old.created})
+        conv = self.store.save(user, conv)
+        return (
+            conv.id,
+            gr.update(choices=conversation_choices(self.store, user), value=conv.id),
+            *self.downloads(conv),
+        )
+
+    def open_conversation(self, conv_id: str | None, request: gr.Request) -> tuple[Any, ...]:
+        user = _user(request)
+        conv = self.store.load(user, conv_id) if conv_id else None
+        choices = gr.update(choices=conversation_choices(self.store, user), value=conv.id if conv else None)
+        if conv is None or not conv.turns:
+            return (*self.clear_chat()[:8], choices, *self.clear_chat()[9:])
+        messages, history, answers = conversation_view(conv)
+        last = conv.turns[-1].answer
+        return (
+            messages,
+            history,
+            answers,
+            format_sources_html(last, len(conv.turns)),
+            format_copy_text(last),
+            "",
+            "",
+            conv.id,
+            choices,
+            *self.downloads(conv),
+        )
+
+    def restore(self, conv_id: str | None, request: gr.Request) -> tuple[Any, ...]:
+        """On page load: reopen the conversation this browser had open, and list the saved ones. What the user
+        may have typed meanwhile (the load event can finish after the first keystrokes) is left alone."""
+        view = self.open_conversation(conv_id, request)
+        return (*view[:5], gr.skip(), gr.skip(), *view[7:])
+
+    def delete_conversation(self, selected: str | None, current: str | None, request: gr.Request) -> tuple[Any, ...]:
+        user = _user(request)
+        if selected:
+            self.store.delete(user, selected)
+        if selected and selected == current:
+            cleared = self.clear_chat()
+            return (*cleared[:8], gr.update(choices=conversation_choices(self.store, user), value=None), *cleared[9:])
+        listed = gr.update(choices=conversation_choices(self.store, user), value=current or None)
+        return (*(gr.skip(),) * 8, listed) + (gr.skip(),) * DOWNLOADS
+
+    def refresh_papers(self, query: str) -> tuple[str, Any, Any]:
+        ps = self.assistant.papers()
+        v, y = filter_choices(ps)
+        return format_papers_html(ps, query), gr.update(choices=v), gr.update(choices=y)
+
+    def upload(
+        self, files: list[Any] | None, query: str, progress: gr.Progress = gr.Progress()
+    ) -> tuple[str, str, Any, Any]:
+        if not files:
+            return "Choose a file first.", gr.skip(), gr.skip(), gr.skip()
+        paths = [Path(getattr(f, "name", f)) for f in files]
+
+        def report(done: int, total: int) -> None:
+            progress((done, max(total, 1)), desc="Embedding chunks", unit="chunks")
+
+        error = oversized_upload(paths, self.settings.ui.max_upload_bytes)
+        if error is None:
+            try:
+                progress(0, desc="Validating files")
+                r = self.assistant.ingest(paths, progress=report).to_json()
+            except RagError as e:
+                error = str(e)
+        if error is not None:
+            for p in paths:  # uploads sit in a temp dir: show the user's file name
+                error = error.replace(str(p), p.name)
+            return (f'<p class="rag-error">Nothing was indexed. {esc(error)}</p>', gr.skip(), gr.skip(), gr.skip())
+        names = ", ".join(p.name for p in paths)
+        status = (
+            f"<p>Indexed {esc(names)}: {r['papers_seen']} papers read, {r['added']} added, {r['updated']} updated, "
+            f"{r['unchanged']} unchanged.</p>"
+        )
+        return (status, *self.refresh_papers(query))
+
+    def make_table(
+        self, attributes: str, query: str, venue: str, year: str, k: float, progress: gr.Progress = gr.Progress()
+    ) -> tuple[str, str, Any, Any]:
+        def report(done: int, total: int) -> None:
+            progress((done, max(total, 1)), desc="Reading abstracts", unit="papers")
+
+        try:
+            result = self.assistant.table(
+                attributes or "",
+                query=(query or "").strip() or None,
+                where=parse_filters(venue, year) or None,
+                k=int(k) if k else None,
+                progress=report,
+            )
+        except RagError as e:
+            hidden = gr.update(visible=False, value=None)
+            return f'<p class="rag-error">{esc(str(e))}</p>', format_table_html(None), hidden, hidden
+        csv_path, md_path = write_table_files(result)
+        status = (
+            f"<p>Read {format_count(result.checked, 'paper')} of the {result.collection_size} in the collection.</p>"
+        )
+        return (
+            status,
+            format_table_html(result),
+            gr.update(value=str(csv_path), visible=True),
+            gr.update(value=str(md_path), visible=True),
+        )
+
+    def refresh_table_filters(self) -> tuple[Any, Any]:
+        v, y = filter_choices(self.assistant.papers())
+        return gr.update(choices=v), gr.update(choices=y)
+
+    def run_example(self, ex: gr.SelectData, *args: Any) -> Iterator[tuple[Any, ...]]:
+        yield from self.respond(ex.value["text"], *args[1:])
+
+    def ask(
+        self,
+        question: str,
+        k: int = 0,
+        hybrid: bool = True,
+        venue: str = "",
+        year: str = "",
+        mode: str = "",
+        temperature: float = -1.0,
+        history: list[list[str]] | None = None,
+        kind: str = "auto",
+    ) -> dict[str, Any]:
+        """Answer ``question`` from the indexed abstracts: the answer, its citations and sources (Answer JSON).
+        ``temperature`` < 0 keeps the configured one. ``history`` is the conversation so far,
+        ``[["user", "..."], ["assistant", "..."]]``; the endpoint keeps no state between calls.
+        ``kind``: auto (from the question's form), lookup, list, compare or yesno."""
+        if any(not isinstance(t, (list, tuple)) or len(t) != 2 for t in history or []):
+            raise gr.Error('history must be a list of [role, text] pairs, e.g. [["user", "What is WildBox?"]].')
+        turns = [(str(t[0]), str(t[1])) for t in history or []]
+        try:
+            answer = self.assistant.ask(
+                question,
+                history=turns or None,
+                k=int(k) or None,
+                filters=parse_filters(venue, year) or None,
+                mode="extractive" if mode == "extractive" else ("llm" if mode == "llm" else None),
+                retrieval_mode=_retrieval_mode(self.assistant, hybrid),
+                temperature=None if temperature is None or temperature < 0 else float(temperature),
+                kind=parse_kind(kind),
+            )
+        except RagError as e:
+            raise gr.Error(str(e)) from e
+        return answer.to_json()
+
+    def table(self, attributes: str, query: str = "", venue: str = "", year: str = "", k: int = 0) -> dict[str, Any]:
+        """A paper x attribute table (``attributes``: "task, dataset, metric"): one row per paper, each value
+        with the sentence of the abstract that states it, null when none does (Table JSON)."""
+        try:
+            result = self.assistant.table(
+                attributes, query=query or None, where=parse_filters(venue, year) or None, k=int(k) or None
+            )
+        except RagError as e:
+            raise gr.Error(str(e)) from e
+        return result.to_json()

@@ -1,0 +1,357 @@
+"""HTML and Markdown of what the UI shows: answers with linked markers, source cards, paper lists, tables,
+and the files offered for download.
+
+Every piece of abstract text, title, question and model output goes through :func:`esc` (:func:`html.escape`)
+or :func:`rag.format_display_html` (which escapes too) before it becomes HTML: the sources panel is raw HTML, and
+an abstract must never be able to run script in the reader's browser.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import tempfile
+from pathlib import Path
+
+from rag import (
+    MATCH_HELP,
+    Answer,
+    Assistant,
+    Conversation,
+    ListItem,
+    Paper,
+    Quote,
+    SearchHit,
+    Table,
+    format_bibtex,
+    format_csv,
+    format_display,
+    format_display_html,
+    format_markdown,
+    readable_table,
+)
+
+_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def esc(text: str) -> str:
+    """``text`` as HTML text, quotes escaped too."""
+    return html.escape(text or "", quote=True)
+
+
+def _esc_line(text: str) -> str:
+    """Escaped and on one line, for chat messages. Gradio renders those as Markdown, and a blank line
+    would end our HTML block: after it, ``![x](https://host/...)`` in model text becomes an image that
+    the browser fetches. Without newlines the whole message stays raw (escaped) HTML."""
+    return esc(" ".join((text or "").split()))
+
+
+def _rich_line(text: str) -> str:
+    """Like :func:`_esc_line`, with LaTeX and Markdown rendered (``$\\pm$`` → ±, ``n^2`` → n<sup>2</sup>,
+    ``\\emph{x}`` → <em>x</em>); every character of ``text`` is still escaped."""
+    return format_display_html(" ".join((text or "").split()))
+
+
+def _meta_line(hit: SearchHit | Paper) -> str:
+    meta = hit.metadata if isinstance(hit, SearchHit) else {"venue": hit.venue, "year": hit.year} | dict(hit.metadata)
+    parts = [str(meta[k]) for k in ("venue", "year") if meta.get(k) not in (None, "")]
+    if not parts and meta.get("collection"):
+        parts.append(str(meta["collection"]))
+    return " · ".join(parts)
+
+
+def format_answer_html(text: str, turn: int, refs: set[int] | None = None) -> str:
+    """Escaped answer text whose ``[n]`` markers are links to the source cards of ``turn``."""
+
+    def link(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        if refs is not None and n not in refs:
+            return m.group(0)
+        return f'<a class="rag-cite" href="#rag-src-{turn}-{n}" title="Show source {n}">[{n}]</a>'
+
+    return _MARKER.sub(link, _rich_line(text))
+
+
+def format_paragraphs_html(text: str, turn: int, refs: set[int] | None = None) -> str:
+    """Each line of ``text`` (a comparison has one per paper) as a paragraph with linked markers."""
+    return "".join(f"<p>{format_answer_html(line, turn, refs)}</p>" for line in text.splitlines() if line.strip())
+
+
+_VERDICTS = {"yes": "Yes", "no": "No", "not stated": "Not stated"}
+
+
+def format_verdict_html(verdict: str) -> str:
+    label = _VERDICTS.get(verdict, verdict)
+    return f'<div class="rag-verdict rag-verdict-{esc(verdict.replace(" ", "-"))}">{esc(label)}</div>'
+
+
+def list_summary(answer: Answer) -> str:
+    """How many papers match a list question, and of how many checked."""
+    n, checked, total = len(answer.items), answer.checked or 0, answer.collection_size or 0
+    head = "No paper matches" if n == 0 else f"{n} {'paper matches' if n == 1 else 'papers match'}"
+    return f"{head} ({checked} of {total:,} abstracts checked)"
+
+
+def format_list_html(answer: Answer, turn: int) -> str:
+    """A list answer: the count, then each paper with its marker (a link to its card) and qualifying sentence."""
+    items = "".join(
+        f'<li><a class="rag-cite" href="#rag-src-{turn}-{i.n}" title="Show source {i.n}">[{i.n}]</a> '
+        f'<span class="rag-item-title">{_rich_line(i.title)}</span>: {_rich_line(i.quote)}</li>'
+        for i in answer.items
+    )
+    return f"<p>{esc(list_summary(answer))}{':' if items else '.'}</p>" + (
+        f'<ul class="rag-items">{items}</ul>' if items else ""
+    )
+
+
+def format_list_progress_html(items: list[ListItem], checked: int, total: int) -> str:
+    """A list question while papers are judged: the ones confirmed so far and the counter."""
+    found = "".join(
+        f'<li><span class="rag-item-title">{_rich_line(i.title)}</span>: {_rich_line(i.quote)}</li>' for i in items
+    )
+    counter = f"Checked {checked} of {total} papers · {len(items)} found so far…" if total else "Checking the papers…"
+    return f'<p class="rag-progress">{esc(counter)}</p>' + (f'<ul class="rag-items">{found}</ul>' if found else "")
+
+
+def format_count(n: int, noun: str) -> str:
+    """``3 papers``, ``1 paper``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def format_reading_html(evidence: list[Quote], turn: int, limit: int = 8) -> str:
+    """The sentences the model is about to read, shown at once (they are what the answer is built from)."""
+    papers = len({q.paper_id for q in evidence})
+    rows = "".join(
+        f'<li><a class="rag-ref" href="#rag-src-{turn}-{q.n}">[{q.n}]</a> {_rich_line(q.text)}</li>'
+        for q in evidence[:limit]
+    )
+    more = f"<li>… and {len(evidence) - limit} more</li>" if len(evidence) > limit else ""
+    head = f"Reading {format_count(len(evidence), 'sentence')} from {format_count(papers, 'paper')}…"
+    return f'<div class="rag-reading"><span>{esc(head)}</span><ul>{rows}{more}</ul></div>'
+
+
+def format_message_html(answer: Answer, turn: int) -> str:
+    """The assistant chat message: answer with clickable markers, unsupported sentences, standalone question.
+    A yes/no answer leads with its verdict; a list answer shows the count and one line per paper."""
+    body = format_verdict_html(answer.verdict) if answer.kind == "yesno" and answer.verdict else ""
+    if answer.refused:
+        body += f'<p class="rag-refusal">{esc(answer.text)}</p>'
+        if answer.sources:
+            body += "<p>The closest papers are listed under Sources.</p>"
+    elif answer.kind == "list":
+        body += format_list_html(answer, turn)
+    else:
+        text = answer.text
+        if answer.verdict in ("yes", "no"):  # the badge says it: "Yes. The abstract states: ..." -> "The abstract ..."
+            text = text.removeprefix(f"{_VERDICTS[answer.verdict]}.").lstrip()
+        body += format_paragraphs_html(text, turn, {c.n for c in answer.citations})
+        if answer.quoted and answer.kind != "yesno":
+            body += (
+                '<div class="rag-note">Quoted from the abstracts: the model\'s own wording could not be verified.</div>'
+            )
+    if answer.unsupported:
+        items = "".join(f"<li><s>{_esc_line(s)}</s></li>" for s in answer.unsupported)
+        body += (
+            '<div class="rag-unsupported"><span>Not supported by the abstracts, removed from the answer:</span>'
+            f"<ul>{items}</ul></div>"
+        )
+    if answer.standalone_question.strip().lower() != answer.question.strip().lower():
+        body += f'<div class="rag-standalone">Searched as: {_esc_line(answer.standalone_question)}</div>'
+    return body
+
+
+def format_abstract_html(abstract: str, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
+    """The abstract, escaped, its math and emphasis rendered, with each supporting span (offsets into the raw
+    abstract) wrapped in ``<mark class=mark>`` (overlaps merged)."""
+    return format_display_html(abstract, spans, mark)
+
+
+def format_match_html(hit: SearchHit) -> str:
+    """The one relevance figure a reader is shown: the match level and the cosine similarity behind it, with
+    the explanation as a tooltip. (The fused rank and score stay in the JSON for tools.)"""
+    if hit.dense_score is None:
+        label = "keyword match"
+    else:
+        label = f"match: {hit.match} ({hit.dense_score:.2f})"
+    return f'<span class="rag-match rag-match-{esc(hit.match)}" title="{esc(MATCH_HELP)}">{esc(label)}</span>'
+
+
+def _source_card(hit: SearchHit, n: int, turn: int, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
+    meta = _meta_line(hit)
+    abstract = hit.abstract or hit.text
+    return (
+        f'<div class="rag-source" id="rag-src-{turn}-{n}">'
+        f"<div><b>[{n}] {_rich_line(hit.title)}</b></div>"
+        f'<div class="rag-source-meta">{esc(meta) + " · " if meta else ""}{format_match_html(hit)} · '
+        f"{esc(hit.paper_id)}</div>"
+        f'<div class="rag-abstract">{format_abstract_html(abstract, spans, mark)}</div></div>'
+    )
+
+
+def _legend(cards: str) -> str:
+    """One line above the cards that says what "match" means (the tooltip says more)."""
+    if not cards:
+        return ""
+    return (
+        f'<p class="rag-legend" title="{esc(MATCH_HELP)}">Match = closeness in meaning of the question and the '
+        "abstract's best passage (cosine similarity): strong ≥ 0.50 · good ≥ 0.35 · weak ≥ 0.22.</p>"
+    )
+
+
+def format_sources_html(
+    answer: Answer | None, turn: int, hits: list[SearchHit] | None = None, evidence: list[Quote] | None = None
+) -> str:
+    """The sources panel: cited papers with the supporting sentence highlighted, or the closest papers.
+    Before the answer: the retrieved papers, numbered like the evidence, the sentences being read highlighted."""
+    if answer is None:
+        if not hits:
+            return '<div class="rag-sources"><p>Sources of the answer appear here.</p></div>'
+        if not evidence:
+            cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(hits, 1))
+            return f'<div class="rag-sources"><h4>Retrieved papers</h4>{_legend(cards)}{cards}</div>'
+        numbers: dict[str, int] = {}
+        reading: dict[str, list[tuple[int, int]]] = {}
+        for q in evidence:
+            numbers.setdefault(q.paper_id, q.n)
+            reading.setdefault(q.paper_id, []).append((int(q.span[0]), int(q.span[1])))
+        offered = sorted((h for h in hits if h.paper_id in numbers), key=lambda h: numbers[h.paper_id])
+        rest = [h for h in hits if h.paper_id not in numbers]
+        cards = "".join(_source_card(h, numbers[h.paper_id], turn, reading[h.paper_id], "rag-read") for h in offered)
+        first = max(numbers.values(), default=0) + 1
+        cards += "".join(_source_card(h, first + i, turn, []) for i, h in enumerate(rest))
+        return f'<div class="rag-sources"><h4>Reading</h4>{_legend(cards)}{cards}</div>'
+    if answer.refused or not answer.citations:
+        cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(answer.sources, 1))
+        head = "Closest papers" if answer.sources else "No paper came close"
+        return f'<div class="rag-sources"><h4>{head}</h4>{_legend(cards)}{cards}</div>'
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for c in answer.citations:
+        spans.setdefault(c.n, []).append((int(c.span[0]), int(c.span[1])))
+    cards = "".join(
+        _source_card(answer.sources[n - 1], n, turn, spans[n]) for n in sorted(spans) if 0 < n <= len(answer.sources)
+    )
+    return f'<div class="rag-sources"><h4>Cited papers</h4>{_legend(cards)}{cards}</div>'
+
+
+def format_waiting_html(position: int, waited: float) -> str:
+    """The chat placeholder while a question waits for the LLM: its place in line and the time waited."""
+    place = "next in line" if position == 1 else f"number {position} in line"
+    return f"<em>Waiting for the model: {place}, {waited:.0f} s so far…</em>"
+
+
+def format_copy_text(answer: Answer) -> str:
+    """Plain text of the answer followed by its numbered references (what the copy button copies)."""
+    lines = [format_display(answer.text)]
+    if answer.citations:
+        lines += ["", "References"]
+        seen: set[int] = set()
+        for c in answer.citations:
+            if c.n in seen:
+                continue
+            seen.add(c.n)
+            hit = answer.sources[c.n - 1] if 0 < c.n <= len(answer.sources) else None
+            meta = _meta_line(hit) if hit else ""
+            lines.append(
+                f"[{c.n}] {format_display(c.title)}"
+                + (f" ({meta})" if meta else "")
+                + f', {c.paper_id}: "{" ".join(format_display(c.quote).split())}"'
+            )
+    return "\n".join(lines)
+
+
+def format_papers_html(papers: list[Paper], query: str = "", limit: int = 200) -> str:
+    q = query.strip().lower()
+    found = [p for p in papers if not q or q in p.title.lower() or q in p.abstract.lower() or q in p.paper_id.lower()]
+    rows = []
+    for p in found[:limit]:
+        meta = _meta_line(p)
+        snippet = " ".join(format_display(p.abstract).split())
+        snippet = snippet[:220] + ("…" if len(snippet) > 220 else "")
+        rows.append(
+            f'<div class="rag-paper"><b>{_rich_line(p.title)}</b> <span class="rag-source-meta">'
+            f"{esc(meta) + ' · ' if meta else ''}{esc(p.paper_id)}</span>"
+            f'<div class="rag-paper-snippet">{esc(snippet)}</div></div>'
+        )
+    more = f"<p>… and {len(found) - limit} more.</p>" if len(found) > limit else ""
+    head = f"<p>{len(found)} of {len(papers)} papers</p>"
+    return f'<div class="rag-papers">{head}{"".join(rows)}{more}</div>'
+
+
+def format_table_html(table: Table | None) -> str:
+    """A table as HTML: every value cites its paper's [n] and opens to the quote behind it (also on hover);
+    a cell no sentence supports says "not stated". The references, with the quotes, follow."""
+    if table is None:
+        return (
+            '<div class="rag-table-wrap"><p>Name the columns (e.g. <code>task, dataset, metric, best result</code>) '
+            "and make the table: one row per paper, each value quoted from its abstract.</p></div>"
+        )
+    if not table.rows:
+        return '<div class="rag-table-wrap"><p>No paper to tabulate.</p></div>'
+    head = "".join(f"<th>{_esc_line(a)}</th>" for a in table.attributes)
+    body = []
+    for r in table.rows:
+        cells = []
+        for c in r.cells:
+            if c.value is None:
+                cells.append('<td class="rag-not-stated" title="No sentence of the abstract states it">not stated</td>')
+            else:
+                cells.append(
+                    f'<td><details class="rag-cell"><summary title="{_esc_line(format_display(c.quote))}">'
+                    f"{_rich_line(c.value)} <sup>[{r.n}]</sup></summary><blockquote>{_rich_line(c.quote)}"
+                    "</blockquote></details></td>"
+                )
+        body.append(f"<tr><td>[{r.n}] <b>{_rich_line(r.title)}</b></td>{''.join(cells)}</tr>")
+    refs = []
+    for r in table.rows:
+        quotes = "".join(f"<li>{_esc_line(c.attribute)}: “{_rich_line(c.quote)}”</li>" for c in r.cells if c.value)
+        refs.append(
+            f"<li>[{r.n}] {_rich_line(r.title)} ({_esc_line(r.paper_id)})"
+            + (f"<ul>{quotes}</ul>" if quotes else "")
+            + "</li>"
+        )
+    stated = sum(c.value is not None for r in table.rows for c in r.cells)
+    total = sum(len(r.cells) for r in table.rows)
+    summary = (
+        f"{format_count(len(table.rows), 'paper')} × {format_count(len(table.attributes), 'attribute')}: "
+        f"{stated} of {total} cells stated "
+        f"(the others are not stated in the abstract). Click a value for its quote."
+    )
+    return (
+        f'<div class="rag-table-wrap"><p>{esc(summary)}</p><table class="rag-table"><thead><tr><th>paper</th>{head}'
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table><h4>References</h4>"
+        f'<ul class="rag-refs">{"".join(refs)}</ul></div>'
+    )
+
+
+def write_table_files(table: Table) -> tuple[Path, Path]:
+    """The table as CSV and Markdown files (with the references) in a new temporary folder, for download."""
+    folder = Path(tempfile.mkdtemp(prefix="rag-table-"))
+    csv_path, md_path = folder / "table.csv", folder / "table.md"
+    shown = readable_table(table)
+    csv_path.write_text(shown.to_csv(), encoding="utf-8", newline="")
+    md_path.write_text(shown.to_markdown(), encoding="utf-8")
+    return csv_path, md_path
+
+
+def write_conversation_files(conv: Conversation) -> tuple[Path, ...]:
+    """The conversation as Markdown (numbered references), its cited papers as BibTeX and CSV, and its last
+    answer alone as Markdown, in a new temporary folder, for download."""
+    folder = Path(tempfile.mkdtemp(prefix="rag-conversation-"))
+    stem = f"conversation-{conv.id}"
+    md, bib, csv = folder / f"{stem}.md", folder / f"{stem}.bib", folder / f"{stem}.csv"
+    answer = folder / f"answer-{conv.id}-{len(conv.turns)}.md"
+    md.write_text(format_markdown(conv.answers, title=conv.title), encoding="utf-8")
+    bib.write_text(format_bibtex(conv.answers), encoding="utf-8")
+    csv.write_text(format_csv(conv.answers), encoding="utf-8", newline="")
+    answer.write_text(format_markdown(conv.answers[-1]), encoding="utf-8")
+    return md, bib, csv, answer
+
+
+def format_backend_markdown(assistant: Assistant) -> str:
+    """The settings' note on what answers: the LLM backend, the model, the embeddings."""
+    s = assistant.settings
+    backend = s.llm.base_url or "embedded llama.cpp (local, starts on the first question)"
+    return (
+        f"**LLM backend:** {esc(backend)}  \n**Model:** `{esc(s.llm.model)}`  \n"
+        f"**Embeddings:** `{esc(s.embedding.model)}`"
+    )

@@ -42,6 +42,7 @@ from rag.answering.judge import label_probabilities
 from rag.answering.kinds import compare_topic, list_predicate
 from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
+from rag.corpus.tokens import title_names
 from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, TokenEvent
 from rag.types import Answer, AnswerMode, AnswerSentence, Citation, ListItem, Query, SearchHit, Verdict
 
@@ -370,8 +371,7 @@ def _focus(question: str, hit: SearchHit, papers: Sequence[SearchHit]) -> str:
     for other in papers:
         if other.paper_id == hit.paper_id:
             continue
-        names = [other.title, *re.findall(r"\(([^()]{2,20})\)", other.title), re.sub(r"\s*\([^()]*\)", "", other.title)]
-        for name in sorted({x.strip() for x in names if len(x.strip()) >= 3}, key=len, reverse=True):
+        for name in sorted({x.strip() for x in title_names(other.title) if len(x.strip()) >= 3}, key=len, reverse=True):
             out = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", out, flags=re.I)
     return " ".join(out.split())
 

@@ -35,13 +35,13 @@ from rag.answering.verify import (
     Embed,
     Evidence,
     SentenceVerdict,
-    key_terms,
     quote_fallback,
     render,
     restatement_fallback,
     verify_answer,
 )
 from rag.corpus.chunking import chunk_paper, count_tokens
+from rag.corpus.tokens import key_terms, name_tokens, title_names
 from rag.settings import Settings
 from rag.types import (
     Answer,
@@ -95,22 +95,11 @@ def names_paper(question: str, title: str) -> bool:
     """True when the question names a paper by its title or by the name/acronym in it ('WildBox',
     'CoCHI', 'SSL'): short questions about a named method embed poorly but are plainly on topic."""
     q = question.lower()
-    names = {title} | set(re.findall(r"\(([^()]{2,20})\)", title)) | {re.sub(r"\s*\([^()]*\)", "", title)}
-    for name in names:
+    for name in set(title_names(title)):
         name = name.strip().lower()
         if len(name) >= 3 and len(name.split()) <= 6 and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", q):
             return True
     return False
-
-
-# a name-like token: an acronym of 3+ letters with 2+ capitals (HTMP, DiT, CoCHI), a word with an inner capital
-# (WildBox) or letters mixed with digits (Qwen3, GSM8K)
-_NAME_TOKEN = re.compile(r"(?<![\w-])(?=\w*(?:[A-Z]\w*[A-Z]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]))[A-Za-z][\w&-]{2,}")
-
-
-def name_tokens(question: str) -> list[str]:
-    """The name-like tokens of ``question`` ("HTMP", "cfDNA", "Qwen3"); "LLMs" is given as "LLM"."""
-    return [n[:-1] if n.endswith("s") and n[:-1].isupper() else n for n in _NAME_TOKEN.findall(question)]
 
 
 def mentions_paper(question: str, hit: SearchHit) -> bool:
@@ -146,8 +135,7 @@ def named_papers(question: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
 def _first_mention(question: str, hit: SearchHit) -> int:
     """Where ``question`` first names ``hit``: by its title, or by a name that its abstract uses."""
     q = question.lower()
-    title = hit.title
-    names = [title, *re.findall(r"\(([^()]{2,20})\)", title), re.sub(r"\s*\([^()]*\)", "", title)]
+    names = title_names(hit.title)
     found = [q.find(n.strip().lower()) for n in names if n.strip() and n.strip().lower() in q]
     found += [question.find(t) for t in names_used(question, hit)]
     return min(found) if found else len(question)

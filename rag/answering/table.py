@@ -24,8 +24,8 @@ from langchain_core.messages import HumanMessage
 from rag.answering.attributes import question_for, value_fits
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
-from rag.answering.verify import key_terms
 from rag.corpus import normalise_text
+from rag.corpus.tokens import key_terms
 from rag.types import AnswerMode, SearchHit, Table, TableCell, TableRow
 
 if TYPE_CHECKING:

@@ -22,20 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.answering.facts import (
-    NUMBER_WORDS,
-    STOPWORDS,
-    anchors,
-    content_stems,
-    fact_problems,
-    numbers,
-    word_stem,
-)
+from rag.answering.facts import anchors, content_stems, fact_problems, numbers
 from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
+from rag.corpus.tokens import NUMBER_WORDS, key_terms, word_stem
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d+(?:[.,]\d+)*%?")
 
 Embed = Callable[[list[str]], np.ndarray]
 _ANSWER_WORDS = frozenset({"yes", "maybe"})  # a bare answer to a yes/no question needs no word of the source
@@ -148,24 +140,6 @@ class SentenceVerdict:
     best: tuple[int, tuple[int, int]] | None = None  # (n, span) of the best supporting sentence
     dropped_markers: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # why the best source does not support it (fact_problems)
-
-
-def key_terms(text: str) -> set[str]:
-    """Lower-cased content words and numbers, crude plural folding so 'models' matches 'model'."""
-    return set(_key_terms(text))
-
-
-@functools.lru_cache(maxsize=8192)
-def _key_terms(text: str) -> frozenset[str]:
-    out = set()
-    for w in _WORD.findall(text):
-        w = w.lower().strip("'")
-        if w in STOPWORDS or len(w) < 2 and not w.isdigit():
-            continue
-        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w)
-    return frozenset(out)
 
 
 def parse_markers(text: str) -> list[int]:

@@ -73,7 +73,7 @@ def _evidence_spans(abstract: str) -> tuple[tuple[int, int], ...]:
     return tuple(sp for sp in spans if is_evidence(abstract[sp[0] : sp[1]]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Candidate:
     """One sentence that may be shown: which hit it comes from, where it is, and its readable text."""
 
@@ -140,7 +140,7 @@ def candidates_of(hits: Sequence[SearchHit]) -> tuple[list[Candidate], list[list
     for i, h in enumerate(hits):
         spans = evidence_spans(h.abstract)
         spans_of.append(spans)
-        out.extend(Candidate(i, sp, readable(h.abstract[sp[0] : sp[1]])) for sp in spans)
+        out.extend(Candidate(hit=i, span=sp, text=readable(h.abstract[sp[0] : sp[1]])) for sp in spans)
     return out, spans_of
 
 
@@ -197,8 +197,7 @@ def select_evidence(
     evidence: list[Evidence] = []
     shown: dict[int, list[tuple[int, int]]] = {}
     for n, i in enumerate(sorted(chosen), 1):
-        h = hits[i]
-        evidence.append(Evidence(n, h.paper_id, h.title, h.abstract, h.text, tuple(spans_of[i])))
+        evidence.append(Evidence.of_hit(n, hits[i], spans_of[i]))
         shown[n] = sorted(chosen[i])
     return evidence, shown
 

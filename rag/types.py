@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -316,9 +318,6 @@ class Table(BaseModel):
 
     def to_csv(self) -> str:
         """One line per paper: id, title, then per attribute its value and quote (empty when not stated)."""
-        import csv
-        import io
-
         out = io.StringIO()
         w = csv.writer(out)
         w.writerow(["n", "paper_id", "title", *[x for a in self.attributes for x in (a, f"{a} (quote)")]])
@@ -344,7 +343,7 @@ class Table(BaseModel):
         return "\n".join(lines) + "\n"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class IngestReport:
     """What one ingest did."""
 

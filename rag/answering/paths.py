@@ -5,21 +5,20 @@ Each path (:class:`~rag.answering.answers.AnswerPath`) yields typed events (rag.
 or a verbatim quote.
 
 * **lookup** (:class:`~rag.answering.lookup.Lookup`): one answer written from the evidence, then verified.
-
-* **yes/no**: the evidence is read once and the model gives one token; the probabilities of "Yes",
+* **yes/no** (:class:`YesNo`): the evidence is read once and the model gives one token; the probabilities of "Yes",
   "No" and "Not" (stated) decide, and the answer quotes the evidence sentence that decides it.
-* **list**: every paper of the (filtered) collection is a candidate when it is small, else the most
-  relevant ones by hybrid retrieval; each is judged on its own best sentences by a one-token yes/no
+* **list** (:class:`ListAnswer`): every paper of the (filtered) collection is a candidate when it is small,
+  else the most relevant ones by hybrid retrieval; each is judged on its own best sentences by a one-token yes/no
   judgement of the list question turned into a question about one paper ("Which papers use RL?" ->
   "Does this paper use RL?", asked after the paper's text: asked before it, the model's answers were
   near chance). Papers stream out as they are confirmed; on a large collection the papers that use a
   name the question gives ("KITTI") are judged first, and the scan stops after a run of rejections. The
   answer says what was checked ("19 of 19 abstracts").
-* **compare**: the papers the question names (else, for "the papers on X", the papers retrieved for X that
-  the list judge confirms; else the few retrieved ones close to the best) each get their own share of
-  evidence and their own short answer, verified against that paper alone; a paper
-  whose answer cannot be verified is answered with its most relevant sentence, quoted. So a question
-  naming two indexed papers is never refused.
+* **compare** (:class:`Compare`): the papers the question names (else, for "the papers on X", the papers
+  retrieved for X that the list judge confirms; else the few retrieved ones close to the best) each get their
+  own share of evidence and their own short answer, verified against that paper alone; a paper whose answer
+  cannot be verified is answered with its most relevant sentence, quoted. So a question naming two indexed
+  papers is never refused.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ _K1, _B = 1.5, 0.75  # bm25s' defaults (Lucene variant), which this store replac
 _FILES = ("t_ptr", "t_rows", "t_tf", "doc_len", "vectors")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BM25Input:
     """What a BM25 store and its manifest are built from, one chunk at a time."""
 

@@ -74,8 +74,8 @@ class Assistant:
     def _pipeline(self) -> AnswerPipeline:
         """Built on first use, so `rag search` never imports the answering stack."""
         if self._pipeline_ is None:
-            # heavy, so imported on the first answer: LangChain's language-model stack (~0.6 s) is not needed
-            # for a search, and `rag search` starts without it
+            # heavy, so imported on the first answer: the answering stack takes ~0.7 s to import on this
+            # machine, which `rag search` and the other commands that answer nothing do not pay
             from rag.answering.pipeline import AnswerPipeline, LLMFailures
 
             with self._pipeline_lock:

@@ -19,10 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag.answering.facts import numbers
+from rag.corpus.tokens import VALUE_NAME
 
-# a name: an inner capital, letters and digits mixed, an acronym, '@' or '&' (ImageNet, GPT-4, COCO, AP@50,
-# Who&When); a dimension such as "3D" alone is no name
-_NAME = re.compile(r"(?<![\w@&-])(?!\d[Dd]\b)(?=[\w@&.-]*(?:[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}|@|&))\w[\w@&.-]*")
 _DATA_NOUN = re.compile(
     r"\b(?:data|datasets?|data ?sets?|benchmarks?|corpus|corpora|collections?|suites?|images|videos|texts|"
     r"documents|recordings|scans|samples|trajectories|environments|games|tasks? suite|splits?|annotations|"
@@ -46,13 +44,13 @@ def has_number(value: str) -> bool:
 def is_data(value: str) -> bool:
     """Names data: a proper name (WildBox, ImageNet-1k) or a noun for data ("real patient data",
     "five reasoning benchmarks"), not a field or a task ("3D biomedical image segmentation")."""
-    return bool(_NAME.search(value) or _DATA_NOUN.search(value))
+    return bool(VALUE_NAME.search(value) or _DATA_NOUN.search(value))
 
 
 def is_measure(value: str) -> bool:
     """Names a measure: a measure noun ("empirical risk", "Brier score") or a name (AP@50, ECE, pass@k),
     not a capability ("end-to-end vulnerability discovery")."""
-    return bool(_NAME.search(value) or _MEASURE_NOUN.search(value))
+    return bool(VALUE_NAME.search(value) or _MEASURE_NOUN.search(value))
 
 
 @dataclass(frozen=True, kw_only=True)

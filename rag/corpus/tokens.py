@@ -16,7 +16,8 @@ Changing any of them changes retrieval or verification: the gold set is the judg
 
 Paper names: :func:`title_names` (what a title is called by: itself, an acronym in parentheses, the title
 without it), :func:`name_tokens` (name-like tokens of a question: "HTMP", "cfDNA", "Qwen3"),
-:func:`exact_terms` (tokens a sentence must contain verbatim) and :data:`NAME` (a name in a claim).
+:func:`exact_terms` (tokens a sentence must contain verbatim), :data:`NAME` (a name in a claim) and
+:data:`VALUE_NAME` (a name in a table value).
 """
 
 from __future__ import annotations
@@ -175,6 +176,12 @@ NAME_TOKEN = re.compile(r"(?<![\w-])(?=\w*(?:[A-Z]\w*[A-Z]|[a-z][A-Z]|[A-Za-z]\d
 #: a name in a claim: an inner capital, letters mixed with digits, an acronym, '@' or '&'
 #: (WildBox, Qwen3-VL, GPT-4, AP@50, Who&When)
 NAME = re.compile(r"(?<![\w@&-])(?=[\w@&.-]*(?:[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}|@|&))[A-Za-z0-9][\w@&.-]*[\w]")
+
+#: a name in a table value: as :data:`NAME` (ImageNet, GPT-4, COCO, AP@50, Who&When), but a dimension such as
+#: "3D" alone is no name
+VALUE_NAME = re.compile(
+    r"(?<![\w@&-])(?!\d[Dd]\b)(?=[\w@&.-]*(?:[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}|@|&))\w[\w@&.-]*"
+)
 
 # A token of a question that must match exactly: has a digit, an inner capital or is an acronym
 # ("Top-K", "AP@50", "Qwen3-VL", "O(D)", "3D", "CoCHI"), or a quoted phrase.

@@ -76,6 +76,7 @@ class Assistant:
         if self._pipeline_ is None:
             # heavy, so imported on the first answer: the answering stack takes ~0.7 s to import on this
             # machine, which `rag search` and the other commands that answer nothing do not pay
+            from rag.answering.paths import PATHS
             from rag.answering.pipeline import AnswerPipeline, LLMFailures
 
             with self._pipeline_lock:
@@ -93,6 +94,7 @@ class Assistant:
                             is_down=is_llm_failure,
                             restarted=self._embedded_server_died,
                         ),
+                        preparations={kind: path.preparation for kind, path in PATHS.items()},
                     )
         return self._pipeline_
 

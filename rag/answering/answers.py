@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 from rag.answering.evidence import NO_ANSWER
-from rag.answering.pipeline import AnswerPipeline, Prepared
+from rag.answering.pipeline import AnswerPipeline, Preparation, Prepared
 from rag.answering.verify import SentenceVerdict
 from rag.events import Event
 from rag.types import (
@@ -39,6 +39,8 @@ class AnswerPath(ABC):
 
     #: the kind of question this path answers (its key in :data:`rag.answering.paths.PATHS`)
     kind: ClassVar[QuestionKind]
+    #: how the pipeline readies its questions (by default as a lookup's: relevance gate, evidence, answer prompt)
+    preparation: ClassVar[Preparation] = Preparation()
 
     def __init__(self, pipeline: AnswerPipeline) -> None:
         self.pipeline = pipeline

@@ -44,7 +44,7 @@ from rag.answering.judge import label_probabilities
 from rag.answering.kinds import compare_topic, list_predicate
 from rag.answering.lookup import Lookup
 from rag.answering.names import named_papers
-from rag.answering.pipeline import AnswerPipeline, Prepared
+from rag.answering.pipeline import AnswerPipeline, Preparation, Prepared
 from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
 from rag.corpus.tokens import exact_terms, title_names
@@ -61,6 +61,7 @@ class YesNo(AnswerPath):
     """Yes / No / not stated, the deciding sentence quoted and cited."""
 
     kind = "yesno"
+    preparation = Preparation(prompt="yesno")
 
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()
@@ -127,6 +128,7 @@ class ListAnswer(AnswerPath):
     """Judge every candidate paper; stream the confirmed ones; answer with all of them, most certain first."""
 
     kind = "list"
+    preparation = Preparation(own_papers=True)
 
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()
@@ -271,6 +273,7 @@ class Compare(AnswerPath):
     """One short, verified answer per paper, each paper with its own evidence."""
 
     kind = "compare"
+    preparation = Preparation(own_papers=True)
 
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -71,6 +71,18 @@ class Prepared:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Preparation:
+    """How :meth:`AnswerPipeline.prepare` readies a question of one kind: each answer path says (its
+    ``preparation``, see rag.answering.answers.AnswerPath), and the Assistant hands them to the pipeline."""
+
+    #: the path chooses its own papers and evidence (a list, a comparison): prepare stops once the kind is known
+    own_papers: bool = False
+    #: the prompt the evidence is put in: the written answer's, or the one-token yes/no judgement's (which
+    #: reads a smaller share of evidence, settings.answer.yesno_context_tokens)
+    prompt: Literal["answer", "yesno"] = "answer"
+
+
+@dataclass(frozen=True, kw_only=True)
 class LLMFailures:
     """How an LLM failure is told apart and described, injected by the Assistant: only rag.models knows the endpoint."""
 
@@ -85,7 +97,8 @@ class LLMFailures:
 class AnswerPipeline:
     """The shared steps of every answer path. ``retrieve(question, k, where, mode)`` and ``embed(texts)`` are
     injected, and so are ``count_papers(where)`` (the size of a list's collection), ``cpu`` (held while a
-    question's own CPU work runs) and ``failures`` (see :class:`LLMFailures`)."""
+    question's own CPU work runs), ``failures`` (see :class:`LLMFailures`) and ``preparations`` (see
+    :class:`Preparation`)."""
 
     def __init__(
         self,
@@ -98,6 +111,7 @@ class AnswerPipeline:
         count_papers: Callable[[dict[str, Any] | None], int] | None = None,
         cpu: contextlib.AbstractContextManager[Any] | None = None,
         failures: LLMFailures | None = None,
+        preparations: Mapping[str, Preparation] | None = None,
     ) -> None:
         self.settings = settings
         self.retrieve = retrieve
@@ -109,6 +123,8 @@ class AnswerPipeline:
         self.failures = failures or LLMFailures(
             describe=_as_rag_error, is_down=lambda _e: False, restarted=lambda: False
         )
+        #: how each kind of question is prepared (a kind not in it: as a lookup)
+        self.preparations: dict[str, Preparation] = dict(preparations or {})
         self.embed = embed
         self.scorer = SentenceScorer(embed)
         self._chat_model = chat_model
@@ -201,7 +217,8 @@ class AnswerPipeline:
         named_count = sum(names_paper(standalone, h.title) for h in hits)
         named = named_count > 0
         kind = query.kind or classify_question(standalone, named_papers=named_count)
-        if kind in ("list", "compare"):  # these paths choose their own papers and evidence
+        how = self.preparations.get(kind, Preparation())
+        if how.own_papers:
             return Prepared(
                 question=question,
                 standalone=standalone,
@@ -223,13 +240,13 @@ class AnswerPipeline:
                 names_source=named,
                 kind=kind,
             )
-        budget = self.settings.answer.yesno_context_tokens if kind == "yesno" else None
+        budget = self.settings.answer.yesno_context_tokens if how.prompt == "yesno" else None
         evidence, shown = self.select_evidence(standalone, hits, budget=budget)
         context = format_evidence(evidence, shown)
         flat_question = " ".join(standalone.split())
         messages: list[BaseMessage] = (
             [HumanMessage(self.yesno_template.format(context=context, question=flat_question))]
-            if kind == "yesno"
+            if how.prompt == "yesno"
             else [
                 SystemMessage(self.system),
                 HumanMessage(self.answer_template.format(context=context, question=flat_question)),

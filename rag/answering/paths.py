@@ -63,6 +63,18 @@ class YesNo(AnswerPath):
     kind = "yesno"
     preparation = Preparation(prompt="yesno")
 
+    def decide(self, probs: dict[str, float]) -> Verdict:
+        """The verdict from the model's P(yes), P(no), P(not stated), shifted by the calibrated biases."""
+        if not any(probs.values()):
+            return "not stated"
+        by, bn, bs = self.pipeline.settings.answer.yesno_bias
+        scores: dict[Verdict, float] = {
+            "yes": probs["yes"] + by,
+            "no": probs["no"] + bn,
+            "not stated": probs["not"] + bs,
+        }
+        return max(scores, key=lambda v: scores[v])
+
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()
         prep, pipeline, mode = prepared, self.pipeline, query.mode
@@ -76,7 +88,7 @@ class YesNo(AnswerPath):
         shown: dict[str, float] = {}
         if mode == "llm":
             probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
-            verdict = pipeline.decide_yesno(probs)
+            verdict = self.decide(probs)
             shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
         sentence = ev.sentence(span)
         if verdict == "not stated":

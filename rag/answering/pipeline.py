@@ -35,7 +35,7 @@ from rag.corpus.chunking import chunk_paper, count_tokens
 from rag.corpus.tokens import key_terms
 from rag.errors import RagError
 from rag.settings import Settings
-from rag.types import Citation, Paper, Query, QuestionKind, Quote, SearchHit, Verdict
+from rag.types import Citation, Paper, Query, QuestionKind, Quote, SearchHit
 
 # Answers read the top k papers of a retrieval this many times deeper, with the papers the question names moved
 # to the front (named_first): the deeper retrieval fuses the same candidate lists, so it costs ~nothing more.
@@ -139,18 +139,6 @@ class AnswerPipeline:
     def chat(self) -> BaseChatModel:
         """The chat model (built on first use: the embedded server starts then)."""
         return self._chat_model()
-
-    def decide_yesno(self, probs: dict[str, float]) -> Verdict:
-        """The verdict from the model's P(yes), P(no), P(not stated), shifted by the calibrated biases."""
-        if not any(probs.values()):
-            return "not stated"
-        by, bn, bs = self.settings.answer.yesno_bias
-        scores: dict[Verdict, float] = {
-            "yes": probs["yes"] + by,
-            "no": probs["no"] + bn,
-            "not stated": probs["not"] + bs,
-        }
-        return max(scores, key=lambda v: scores[v])
 
     # ------------------------------------------------------------------ steps
     def condense(

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from rag.answering.history import History, normalise_history
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError
-from rag.events import AnswerEvent, ErrorEvent, Event, QueuedEvent, StatusEvent, TokenEvent
+from rag.events import AnswerEvent, ErrorEvent, Event, QueuedEvent, StatusEvent
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
 from rag.models.queue import LLMQueue
 from rag.settings import Settings, get_settings
@@ -35,10 +36,10 @@ from rag.types import (
     paper_matches,
 )
 
-if TYPE_CHECKING:  # the answering stack (LangChain messages, prompts) loads on the first answer, not for a search
+if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from rag.answering.pipeline import AnswerPipeline, History
+    from rag.answering.pipeline import AnswerPipeline
     from rag.store.adapter import HybridRetriever
 
 
@@ -73,7 +74,10 @@ class Assistant:
     def _pipeline(self) -> AnswerPipeline:
         """Built on first use, so `rag search` never imports the answering stack."""
         if self._pipeline_ is None:
-            from rag.answering.pipeline import AnswerPipeline
+            # heavy, so imported on the first answer: the answering stack takes ~0.7 s to import on this
+            # machine, which `rag search` and the other commands that answer nothing do not pay
+            from rag.answering.paths import PATHS
+            from rag.answering.pipeline import AnswerPipeline, LLMFailures
 
             with self._pipeline_lock:
                 if self._pipeline_ is None:
@@ -83,6 +87,14 @@ class Assistant:
                         self._embed,
                         self.chat_model,
                         containing=self._retriever.containing,
+                        count_papers=self._retriever.count_papers,
+                        cpu=self._cpu,
+                        failures=LLMFailures(
+                            describe=lambda e: describe_llm_error(e, self.settings),
+                            is_down=is_llm_failure,
+                            restarted=self._embedded_server_died,
+                        ),
+                        preparations={kind: path.preparation for kind, path in PATHS.items()},
                     )
         return self._pipeline_
 
@@ -97,6 +109,7 @@ class Assistant:
         """True (after a restart) when the embedded llama.cpp server had died; False for remote endpoints."""
         if self.settings.llm.base_url or self._chat_model is None or not hasattr(self._chat_model, "openai_api_base"):
             return False
+        # the embedded LLM's runtime, loaded only when it serves (a remote endpoint never needs it)
         from rag.models.local_llm import shared_server
 
         server = shared_server(self.settings)
@@ -171,6 +184,7 @@ class Assistant:
         """
         if self.settings.llm.base_url:
             return {"base_url": self.settings.llm.base_url}
+        # the embedded LLM's runtime, loaded only when it serves (a remote endpoint never needs it)
         from rag.models.local_llm import ensure_model, shared_server
 
         s = self.settings
@@ -217,6 +231,7 @@ class Assistant:
         self, k: int | None = None, where: dict[str, Any] | None = None, mode: RetrievalMode | None = None
     ) -> HybridRetriever:
         """A LangChain ``BaseRetriever`` over this assistant's index."""
+        # heavy and only for LangChain users: the retriever stack (~0.25 s) is not loaded for anything else
         from rag.store.adapter import HybridRetriever
 
         return HybridRetriever(retriever=self._retriever, k=k, where=where, mode=mode)
@@ -251,7 +266,8 @@ class Assistant:
         Rows: the ``k`` papers most relevant to ``query``, or without a query every paper (that matches
         ``where``) up to ``k`` (default ``settings.answer.table_max_papers``).
         """
-        from rag.answering.table import build_table, parse_attributes
+        # heavy, so imported on the first table (see _pipeline)
+        from rag.answering.table import TablePath, parse_attributes
 
         try:
             attrs = parse_attributes(attributes)
@@ -279,8 +295,7 @@ class Assistant:
         try:
             if ticket is not None:
                 ticket.wait()
-            return build_table(
-                self._pipeline,
+            return TablePath(self._pipeline).build(
                 hits,
                 attrs,
                 query=query,
@@ -347,8 +362,6 @@ class Assistant:
         :class:`TokenEvent` as the model writes (markers that resolve to nothing are held back and dropped),
         then exactly one :class:`AnswerEvent` with the verified result, or one :class:`ErrorEvent`.
         A bad question raises :class:`QuestionError` before the first event."""
-        from rag.answering.pipeline import normalise_history
-
         query = Query(
             question=self._check_question(question),
             history=tuple(normalise_history(history)),
@@ -379,67 +392,12 @@ class Assistant:
             yield from events
 
     def _answer_events(self, query: Query) -> Iterator[Event]:
-        from rag.answering.paths import compare, list_answer, yesno
-        from rag.answering.pipeline import MarkerFilter
-        from rag.answering.verify import as_claims
+        """Prepare the question (retrieval, evidence, its kind), then answer it by the path of its kind."""
+        # heavy, so imported on the first answer (see _pipeline)
+        from rag.answering.paths import PATHS
 
+        pipeline = self._pipeline
         with self._cpu:
-            prep = self._pipeline.prepare(query)
-        yield StatusEvent(prep.standalone, prep.hits, prep.quotes())
-        if prep.kind == "list":
-            yield from list_answer(self._pipeline, prep, query, self._retriever.count_papers(query.where))
-            return
-        if prep.kind == "compare":
-            yield from compare(self._pipeline, prep, query)
-            return
-        if prep.kind == "yesno":
-            yield from yesno(self._pipeline, prep, query.mode)
-            return
-        if query.mode == "extractive":
-            with self._cpu:
-                raw = self._pipeline.extractive(prep)
-                answer = self._pipeline.finalize(prep, raw, "extractive")
-            yield TokenEvent(raw)
-            yield AnswerEvent(answer)
-            return
-        if prep.refuse_reason is not None:
-            yield AnswerEvent(self._pipeline.finalize(prep, "", "llm"))
-            return
-        if prep.llm_error is not None and is_llm_failure(prep.llm_error) and not self._embedded_server_died():
-            # the endpoint failed the condense call after the client's retries: asking again would only wait again
-            raise describe_llm_error(prep.llm_error, self.settings) from prep.llm_error
-        start = time.perf_counter()
-        first: float | None = None
-        parts: list[str] = []
-        usage: dict[str, Any] = {}
-        shown = MarkerFilter({e.n for e in prep.evidence})
-        for attempt in (1, 2):
-            try:
-                overrides = {} if query.temperature is None else {"temperature": query.temperature}
-                for token, meta in self._pipeline.stream_tokens(prep, **overrides):
-                    if meta:
-                        usage = meta
-                    if not token:
-                        continue
-                    if first is None:
-                        first = time.perf_counter() - start
-                    parts.append(token)
-                    visible = shown.feed(token)
-                    if visible:
-                        yield TokenEvent(visible)
-                break
-            except RagError:
-                raise
-            except Exception as e:  # the SDK raises many error types; describe them without secrets
-                if attempt == 1 and not parts and self._embedded_server_died():
-                    continue  # restarted: nothing was shown yet, so asking again is safe
-                raise describe_llm_error(e, self.settings) from e
-        tail = shown.flush()
-        if tail:
-            yield TokenEvent(tail)
-        extra = {
-            "timings": {"first_token": first or 0.0, "generation": time.perf_counter() - start},
-            "prompt_tokens": int(usage.get("input_tokens") or prep.prompt_tokens),
-            "completion_tokens": int(usage.get("output_tokens") or 0),
-        }
-        yield AnswerEvent(self._pipeline.finalize(prep, as_claims("".join(parts), usage), "llm", extra))
+            prep = pipeline.prepare(query)
+        yield StatusEvent(standalone_question=prep.standalone, sources=prep.hits, evidence=prep.quotes())
+        yield from PATHS[prep.kind](pipeline).events(query, prep)

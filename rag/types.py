@@ -343,7 +343,7 @@ class Table(BaseModel):
         return "\n".join(lines) + "\n"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class IngestReport:
     """What one ingest did."""
 

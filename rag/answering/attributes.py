@@ -19,10 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag.answering.facts import numbers
+from rag.corpus.tokens import VALUE_NAME
 
-# a name: an inner capital, letters and digits mixed, an acronym, '@' or '&' (ImageNet, GPT-4, COCO, AP@50,
-# Who&When); a dimension such as "3D" alone is no name
-_NAME = re.compile(r"(?<![\w@&-])(?!\d[Dd]\b)(?=[\w@&.-]*(?:[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}|@|&))\w[\w@&.-]*")
 _DATA_NOUN = re.compile(
     r"\b(?:data|datasets?|data ?sets?|benchmarks?|corpus|corpora|collections?|suites?|images|videos|texts|"
     r"documents|recordings|scans|samples|trajectories|environments|games|tasks? suite|splits?|annotations|"
@@ -46,16 +44,16 @@ def has_number(value: str) -> bool:
 def is_data(value: str) -> bool:
     """Names data: a proper name (WildBox, ImageNet-1k) or a noun for data ("real patient data",
     "five reasoning benchmarks"), not a field or a task ("3D biomedical image segmentation")."""
-    return bool(_NAME.search(value) or _DATA_NOUN.search(value))
+    return bool(VALUE_NAME.search(value) or _DATA_NOUN.search(value))
 
 
 def is_measure(value: str) -> bool:
     """Names a measure: a measure noun ("empirical risk", "Brier score") or a name (AP@50, ECE, pass@k),
     not a capability ("end-to-end vulnerability discovery")."""
-    return bool(_NAME.search(value) or _MEASURE_NOUN.search(value))
+    return bool(VALUE_NAME.search(value) or _MEASURE_NOUN.search(value))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AttributeKind:
     """Attributes whose name has one of ``words`` (a regex over the lower-cased name)."""
 
@@ -70,34 +68,40 @@ class AttributeKind:
 # first match wins: "result metric" is a metric, "dataset size" a number
 KINDS: tuple[AttributeKind, ...] = (
     AttributeKind(
-        r"metrics?|measures?|evaluation",
-        "Which evaluation measure (metric) does the paper report its results in?",
-        is_measure,
-    ),
-    AttributeKind(r"size|number|count|how many|parameters", "What is the {attribute}? Give the number.", has_number),
-    AttributeKind(
-        r"results?|scores?|accuracy|performance|improvements?|gains?|speed-?ups?",
-        "What is the best {attribute} the paper reports (a number)?",
-        has_number,
+        words=r"metrics?|measures?|evaluation",
+        question="Which evaluation measure (metric) does the paper report its results in?",
+        check=is_measure,
     ),
     AttributeKind(
-        r"datasets?|data ?sets?|benchmarks?|corpus|corpora",
-        "What data are the paper's experiments run on (a named dataset or benchmark, or a description)?",
-        is_data,
-    ),
-    AttributeKind(r"tasks?|problems?", "What task or problem does the paper address?"),
-    AttributeKind(
-        r"methods?|approach|technique|algorithm",
-        "What method or approach does the paper propose or use? Describe it in a few words, not just its name.",
+        words=r"size|number|count|how many|parameters",
+        question="What is the {attribute}? Give the number.",
+        check=has_number,
     ),
     AttributeKind(
-        r"domains?|field|application", "What kind of data or application area do the paper's experiments concern?"
+        words=r"results?|scores?|accuracy|performance|improvements?|gains?|speed-?ups?",
+        question="What is the best {attribute} the paper reports (a number)?",
+        check=has_number,
     ),
     AttributeKind(
-        r"findings?|conclusions?|claims?|contributions?",
-        "What is the paper's main finding: what do the authors find, prove or show?",
+        words=r"datasets?|data ?sets?|benchmarks?|corpus|corpora",
+        question="What data are the paper's experiments run on (a named dataset or benchmark, or a description)?",
+        check=is_data,
     ),
-    AttributeKind(r"limitations?|weakness(?:es)?", "What limitation does the abstract state?"),
+    AttributeKind(words=r"tasks?|problems?", question="What task or problem does the paper address?"),
+    AttributeKind(
+        words=r"methods?|approach|technique|algorithm",
+        question="What method or approach does the paper propose or use? "
+        "Describe it in a few words, not just its name.",
+    ),
+    AttributeKind(
+        words=r"domains?|field|application",
+        question="What kind of data or application area do the paper's experiments concern?",
+    ),
+    AttributeKind(
+        words=r"findings?|conclusions?|claims?|contributions?",
+        question="What is the paper's main finding: what do the authors find, prove or show?",
+    ),
+    AttributeKind(words=r"limitations?|weakness(?:es)?", question="What limitation does the abstract state?"),
 )
 
 

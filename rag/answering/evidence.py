@@ -24,12 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import Stemmer
 
-from rag.answering.facts import STOPWORDS
 from rag.answering.verify import Embed, Evidence, is_instruction, visible_text
 from rag.corpus import count_tokens, normalise_text
 from rag.corpus.chunking import split_sentences
+from rag.corpus.tokens import exact_terms, stems
 from rag.types import SearchHit
 
 NO_ANSWER = "The indexed abstracts don't answer this."
@@ -38,11 +37,6 @@ _MARKER_LIKE = re.compile(r"[\[\uff3b\u3010\u3014]\s*(\d+(?:\s*[-\u2013,;]\s*\d+
 _TEMPLATE_TOKEN = re.compile(r"<\|([^|<>]{0,40})\|>")  # <|im_start|>, <|im_end|>: llama.cpp parses them as tokens
 _PROMPT_LABEL = re.compile(r"\b(sources?|question|answer)\s*:", re.I)  # the labels of prompts/answer.md
 _NO_ANSWER_WORDS = re.sub(r"\W+", " ", NO_ANSWER.lower()).strip()
-_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-# A token of the question that must match exactly: has a digit, an inner capital or is an acronym
-# ("Top-K", "AP@50", "Qwen3-VL", "O(D)", "3D", "CoCHI"), or a quoted phrase.
-_EXACT = re.compile(r"[\w@+./-]*(?:\d|[a-z][A-Z]|[A-Z]{2})[\w@+./()-]*")
-_stemmer = Stemmer.Stemmer("english")
 
 
 def neutralise(text: str) -> str:
@@ -79,20 +73,7 @@ def _evidence_spans(abstract: str) -> tuple[tuple[int, int], ...]:
     return tuple(sp for sp in spans if is_evidence(abstract[sp[0] : sp[1]]))
 
 
-def stems(text: str) -> list[str]:
-    """Lower-cased content words, Porter-stemmed ("running" and "runs" both become "run")."""
-    words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
-    return list(_stemmer.stemWords(words)) if words else []
-
-
-def exact_terms(question: str) -> set[str]:
-    """The question's tokens that a sentence must contain verbatim to match them (see ``_EXACT``)."""
-    found = {m.group(0).strip(".,;:?") for m in _EXACT.finditer(question)}
-    found |= {q.strip() for q in re.findall(r"[\"“']([^\"”']{2,60})[\"”']", question)}
-    return {t for t in found if len(t) >= 2}
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Candidate:
     """One sentence that may be shown: which hit it comes from, where it is, and its readable text."""
 
@@ -159,7 +140,7 @@ def candidates_of(hits: Sequence[SearchHit]) -> tuple[list[Candidate], list[list
     for i, h in enumerate(hits):
         spans = evidence_spans(h.abstract)
         spans_of.append(spans)
-        out.extend(Candidate(i, sp, readable(h.abstract[sp[0] : sp[1]])) for sp in spans)
+        out.extend(Candidate(hit=i, span=sp, text=readable(h.abstract[sp[0] : sp[1]])) for sp in spans)
     return out, spans_of
 
 
@@ -216,8 +197,7 @@ def select_evidence(
     evidence: list[Evidence] = []
     shown: dict[int, list[tuple[int, int]]] = {}
     for n, i in enumerate(sorted(chosen), 1):
-        h = hits[i]
-        evidence.append(Evidence(n, h.paper_id, h.title, h.abstract, h.text, tuple(spans_of[i])))
+        evidence.append(Evidence.of_hit(n, hits[i], spans_of[i]))
         shown[n] = sorted(chosen[i])
     return evidence, shown
 

@@ -27,44 +27,26 @@ network" for "transformer") gets past them. Measured by eval/bench/bench_claims.
 
 from __future__ import annotations
 
-import functools
 import re
 from difflib import SequenceMatcher
 
 import Stemmer
 
 from rag.corpus.chunking import split_sentences
-
-STOPWORDS = frozenset(
-    (
-        "a an the and or but if of to in on at by for with from as is are was were be been being this that "
-        "these those it its their there they them we our us you your he she his her which who whom what when "
-        "where why how than then so such can could may might must should would will shall do does did done "
-        "not no nor also more most less least very into onto over under between about across after before "
-        "during through per via using use used based show shows shown paper work study studies propose "
-        "proposes proposed present presents introduce introduces approach method methods model models result "
-        "results abstract abstracts source sources answer according"
-    ).split()
+from rag.corpus.tokens import (
+    BOUNDARY,
+    EXPRESSION,
+    NAME,
+    NUMBER_WORDS,
+    STOPWORDS,
+    TIGHT_EXPRESSION,
+    word_stem,
 )
+from rag.corpus.tokens import fact_tokens as _tokens
+from rag.corpus.tokens import squash as _squash
 
-
-NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-        "seventeen eighteen nineteen twenty".split()
-    )
-    if w != "_"  # "one" is a pronoun as often as a number
-} | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000", "dozen": "12"}
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
-# a function-like expression: O(D), O(poly(D)), exp[O(D)], c(v), O(log D), f(x, y)
-_EXPRESSION = re.compile(r"\b[A-Za-z]\w{0,10}\s?[(\[](?:[^()\[\]]|[(\[][^()\[\]]*[)\]]){1,40}[)\]]")
-# a name: an inner capital, letters mixed with digits, an acronym, '@' or '&'
-# (WildBox, Qwen3-VL, GPT-4, AP@50, Who&When)
-_NAME = re.compile(
-    r"(?<![\w@&-])(?=[\w@&.-]*(?:[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}|@|&))[A-Za-z0-9][\w@&.-]*[\w]"
-)
 _CAPITALISED = re.compile(r"(?<=[a-z,;:]\s)[A-Z][a-z]{2,}(?:[-\s][A-Z][a-z]+)*")
 _SKIP_AFTER_NEGATION = frozenset(
     (
@@ -83,7 +65,7 @@ def numbers(text: str) -> set[str]:
 
 def anchors(text: str) -> set[str]:
     """The numbers and expressions of ``text`` (squashed): what ties a claim to one sentence."""
-    return numbers(text) | {_squash(e) for e in re.findall(_TIGHT_EXPRESSION, text)}
+    return numbers(text) | {_squash(e) for e in re.findall(TIGHT_EXPRESSION, text)}
 
 
 def _initials(text: str) -> set[str]:
@@ -93,22 +75,9 @@ def _initials(text: str) -> set[str]:
     return {"".join(words[i : i + n]) for n in range(2, 6) for i in range(len(words) - n + 1)}
 
 
-def _squash(text: str) -> str:
-    return re.sub(r"[\s$]+", "", text).lower()
-
-
 # ---------------------------------------------------------------------------------------------------
 # Rules that compare the claim with its source sentence, not only with the abstract as a whole.
 
-_stem = Stemmer.Stemmer("english").stemWord
-# clause boundaries: punctuation and the conjunctions that join two statements
-_BOUNDARY = r"[,;:()]|\s[-\u2013\u2014]\s|[\u2013\u2014]|\b(?:and|but|while|whereas|although|though|yet)\b"
-_TIGHT_EXPRESSION = _EXPRESSION.pattern.replace(r"\s?", "")  # "O(D)", not "Reasoning (DLR)"
-_TOKEN = re.compile(
-    rf"(?P<cut>{_BOUNDARY})|(?P<expr>{_TIGHT_EXPRESSION})|(?P<num>(?<![A-Za-z])\d+(?:[.,]\d+)*)"
-    rf"|(?P<word>[A-Za-z][\w'\u2019@&-]*)",
-    re.I,
-)
 _CUE = re.compile(
     r"\b(?:not(?!\s+(?:just|only|merely|simply)\b)|no(?!\s+(?:more|less|fewer|longer|greater)\s+than\b)|never|none"
     r"|neither|nor|cannot|without|lacks?|lacking|lack\s+of|absence\s+of|unable|impossible|avoid(?:s|ed|ing)?"
@@ -118,33 +87,6 @@ _CUE = re.compile(
 # what a negation negates ends at a comma or a subordinate clause ("rather than gradually as X grows")
 _NEAR_END = re.compile(r",|\b(?:as|when|if|because|since|unless|until|which|that|where|by)\b", re.I)
 _SCOPE_END = re.compile(r"[;:.]|\b(?:but|while|whereas|although|though)\b", re.I)
-
-
-def _word_stem(word: str) -> str:
-    """Stem of a word, part by part for a compound: "non-angle-preserving" -> "non-angl-preserv"."""
-    return "-".join(_stem(p) for p in word.lower().strip("'\u2019").split("-") if p)
-
-
-def _tokens(text: str) -> list[str]:
-    """The text as stems, numbers ("seven" -> "7", "237,505" -> "237505"), expressions ("x:o(d)") and
-    clause cuts ("|"), in order."""
-    return list(_cached_tokens(text))
-
-
-@functools.lru_cache(maxsize=8192)  # an abstract's sentences are read again for every claim and question
-def _cached_tokens(text: str) -> tuple[str, ...]:
-    out = []
-    for m in _TOKEN.finditer(text):
-        if m.group("expr"):
-            out.append("x:" + _squash(m.group("expr")))
-        elif m.group("num"):
-            out.append(m.group("num").replace(",", ""))
-        elif m.group("cut"):
-            out.append("|")
-        else:
-            w = m.group("word").lower()
-            out.append(NUMBER_WORDS.get(w) or _word_stem(w))
-    return tuple(out)
 
 
 def _is_number(token: str) -> bool:
@@ -157,11 +99,6 @@ _FUNCTION = frozenset(_stem_words(sorted(STOPWORDS | _SKIP_AFTER_NEGATION))) | {
 def content_stems(text: str) -> set[str]:
     """The stems and numbers of ``text`` without function words ("causing" and "causes" -> "caus")."""
     return {t for t in _tokens(text) if t not in _FUNCTION}
-
-
-def word_stem(word: str) -> str:
-    """The stem a word has in :func:`content_stems`."""
-    return _word_stem(word)
 
 
 def _clauses(text: str) -> list[list[str]]:
@@ -240,8 +177,8 @@ def _expression_problems(claim: str, window: str) -> list[str]:
     """An expression of the claim is the source sentence's own when that sentence has expressions
     ("runs in exp[O(D)] time" where it says "runs in time O(poly(D))"), and a ratio is not turned
     upside down ("c(v)/k" where it says "k/c(v)")."""
-    mine = {_squash(e) for e in re.findall(_TIGHT_EXPRESSION, claim)}
-    theirs = {_squash(e) for e in re.findall(_TIGHT_EXPRESSION, window)}
+    mine = {_squash(e) for e in re.findall(TIGHT_EXPRESSION, claim)}
+    theirs = {_squash(e) for e in re.findall(TIGHT_EXPRESSION, window)}
     problems = [
         f"expression {e} where the source sentence has {', '.join(sorted(theirs))}" for e in mine - theirs if theirs
     ]
@@ -272,7 +209,7 @@ _RELATION_CLASS |= {"before": "before", "after": "before", "versus": "versus", "
 
 
 def _content(text: str) -> list[str]:
-    return [_word_stem(w) for w in re.findall(r"[A-Za-z][\w-]*", text) if w.lower() not in _SKIPPED]
+    return [word_stem(w) for w in re.findall(r"[A-Za-z][\w-]*", text) if w.lower() not in _SKIPPED]
 
 
 _SKIPPED = STOPWORDS | _SKIP_AFTER_NEGATION
@@ -297,7 +234,7 @@ class _Negations:
     outside every negation, ``covered`` when one is inside. "X-free" negates X."""
 
     def __init__(self, text: str) -> None:
-        self.first: set[str] = {_word_stem(m.group(1)) for m in re.finditer(r"(\w+)-free\b", text, re.I)}
+        self.first: set[str] = {word_stem(m.group(1)) for m in re.finditer(r"(\w+)-free\b", text, re.I)}
         self.after = set(self.first)
         spans: list[tuple[int, int]] = [m.span(1) for m in re.finditer(r"(\w+)-free\b", text, re.I)]
         for m in _CUE.finditer(text):
@@ -310,7 +247,7 @@ class _Negations:
             self.first.update(near[:1])
             # "rather than A-ing B" sets aside A, not B: the other alternative may well concern B too
             self.after.update(near[: 1 if re.match(r"rather|instead", m.group(0), re.I) else 3])
-            cuts = list(re.finditer(_BOUNDARY, text[: m.start()], re.I))
+            cuts = list(re.finditer(BOUNDARY, text[: m.start()], re.I))
             # a negation that ends its clause ("reliable ICL is still not restored") covers the clause before it
             start = (cuts[-1].end() if cuts else 0) if len(near) <= 1 else m.start()
             spans.append((start, m.end() + _reach(rest)))
@@ -320,7 +257,7 @@ class _Negations:
             if m.group(0).lower() in _SKIPPED:
                 continue
             inside = any(a <= m.start() < b for a, b in spans)
-            (self.covered if inside else self.plain).add(_word_stem(m.group(0)))
+            (self.covered if inside else self.plain).add(word_stem(m.group(0)))
         self.words = self.covered | self.plain
         self.any = bool(_CUE.search(text))
 
@@ -435,7 +372,7 @@ def _unnegated(pattern: re.Pattern[str], text: str) -> list[tuple[str, str]]:
         if _CUE.search(" ".join(text[: m.start()].split()[-4:])):
             continue
         after = [w for w in re.findall(r"[a-z][\w-]*", text[m.end() : m.end() + 60]) if w not in STOPWORDS]
-        out.append((m.group(0), _word_stem(after[0]) if after else ""))
+        out.append((m.group(0), word_stem(after[0]) if after else ""))
     return out
 
 
@@ -509,14 +446,14 @@ def _swap_problems(claim: str, window: str) -> list[str]:
 def _compound_problems(claim: str, window: str, source: str) -> list[str]:
     """Every hyphenated term of the claim ("frame-level", "smart-home") is in the source, joined or
     not, or is made of words of its source sentence ("drone-based" from "from drone video")."""
-    words = [_word_stem(w) for w in re.findall(r"[A-Za-z][\w'-]*", source)]
+    words = [word_stem(w) for w in re.findall(r"[A-Za-z][\w'-]*", source)]
     joined = set(words) | {a + "-" + b for a, b in zip(words, words[1:])}
     joined |= {a + "-" + b + "-" + c for a, b, c in zip(words, words[1:], words[2:])}
     joined |= {w.replace("-", "") for w in joined}
-    near = {p for w in re.findall(r"[A-Za-z][\w'-]*", window) for p in _word_stem(w).split("-")} | _FUNCTION
+    near = {p for w in re.findall(r"[A-Za-z][\w'-]*", window) for p in word_stem(w).split("-")} | _FUNCTION
     problems = []
     for m in re.finditer(r"(?<![\w@-])[A-Za-z]+(?:-[A-Za-z]+)+(?![\w@])", claim):
-        term = _word_stem(m.group(0))
+        term = word_stem(m.group(0))
         parts = term.split("-")
         if term in joined or term.replace("-", "") in joined:
             continue
@@ -574,12 +511,12 @@ def fact_problems(claim: str, window: str, paper: str, question: str = "") -> li
     if missing:
         problems.append(f"number {', '.join(sorted(missing))} not in the source")
     squashed = _squash(paper) + " " + _squash(question)
-    for expr in _EXPRESSION.findall(claim):
+    for expr in EXPRESSION.findall(claim):
         if _squash(expr) not in squashed:
             problems.append(f"expression {expr} not in the source")
     lowered = (paper + " " + question).lower()
     initials = _initials(paper + " " + question)
-    for name in set(_NAME.findall(claim)) | set(_CAPITALISED.findall(claim)):
+    for name in set(NAME.findall(claim)) | set(_CAPITALISED.findall(claim)):
         key = name.lower().strip(".")
         if key not in lowered and not (name.isupper() and key.rstrip("s") in initials):
             problems.append(f"name {name} not in the source")

@@ -1,22 +1,24 @@
-"""The answer paths beside the lookup: yes/no, exhaustive lists and per-paper comparisons.
+"""The answer paths, one class per kind of question, and :data:`PATHS`, the registry the Assistant dispatches to.
 
-Each path is a generator of typed events (rag.events) ending in one :class:`~rag.events.AnswerEvent`,
-and each keeps the lookup's rule: every sentence shown is a verified citation or a verbatim quote.
+Each path (:class:`~rag.answering.answers.AnswerPath`) yields typed events (rag.events) ending in one
+:class:`~rag.events.AnswerEvent`, and each keeps the lookup's rule: every sentence shown is a verified citation
+or a verbatim quote.
 
-* **yes/no**: the evidence is read once and the model gives one token; the probabilities of "Yes",
+* **lookup** (:class:`~rag.answering.lookup.Lookup`): one answer written from the evidence, then verified.
+* **yes/no** (:class:`YesNo`): the evidence is read once and the model gives one token; the probabilities of "Yes",
   "No" and "Not" (stated) decide, and the answer quotes the evidence sentence that decides it.
-* **list**: every paper of the (filtered) collection is a candidate when it is small, else the most
-  relevant ones by hybrid retrieval; each is judged on its own best sentences by a one-token yes/no
+* **list** (:class:`ListAnswer`): every paper of the (filtered) collection is a candidate when it is small,
+  else the most relevant ones by hybrid retrieval; each is judged on its own best sentences by a one-token yes/no
   judgement of the list question turned into a question about one paper ("Which papers use RL?" ->
   "Does this paper use RL?", asked after the paper's text: asked before it, the model's answers were
   near chance). Papers stream out as they are confirmed; on a large collection the papers that use a
   name the question gives ("KITTI") are judged first, and the scan stops after a run of rejections. The
   answer says what was checked ("19 of 19 abstracts").
-* **compare**: the papers the question names (else, for "the papers on X", the papers retrieved for X that
-  the list judge confirms; else the few retrieved ones close to the best) each get their own share of
-  evidence and their own short answer, verified against that paper alone; a paper
-  whose answer cannot be verified is answered with its most relevant sentence, quoted. So a question
-  naming two indexed papers is never refused.
+* **compare** (:class:`Compare`): the papers the question names (else, for "the papers on X", the papers
+  retrieved for X that the list judge confirms; else the few retrieved ones close to the best) each get their
+  own share of evidence and their own short answer, verified against that paper alone; a paper whose answer
+  cannot be verified is answered with its most relevant sentence, quoted. So a question naming two indexed
+  papers is never refused.
 """
 
 from __future__ import annotations
@@ -25,34 +27,29 @@ import re
 import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from rag.answering.answers import AnswerPath, make_answer
 from rag.answering.evidence import (
     NO_ANSWER,
     SentenceScorer,
     candidates_of,
-    exact_terms,
     format_evidence,
     readable,
     select_evidence,
 )
 from rag.answering.judge import label_probabilities
 from rag.answering.kinds import compare_topic, list_predicate
+from rag.answering.lookup import Lookup
+from rag.answering.names import named_papers
+from rag.answering.pipeline import AnswerPipeline, Preparation, Prepared
 from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
+from rag.corpus.tokens import exact_terms, title_names
 from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, TokenEvent
-from rag.types import Answer, AnswerMode, AnswerSentence, Citation, ListItem, Query, SearchHit, Verdict
-
-if TYPE_CHECKING:
-    from rag.answering.pipeline import AnswerPipeline, Prepared
-
-
-def _sentence(v: SentenceVerdict) -> AnswerSentence:
-    return AnswerSentence(
-        text=v.text, citations=tuple(v.cited), support=v.support, supported=v.supported or not v.claim
-    )
+from rag.types import AnswerSentence, Citation, ListItem, Query, QuestionKind, SearchHit, Verdict
 
 
 def _timings(prep: Prepared, t0: float, **extra: float) -> dict[str, float]:
@@ -60,58 +57,64 @@ def _timings(prep: Prepared, t0: float, **extra: float) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------- yes/no
-def yesno(pipeline: AnswerPipeline, prep: Prepared, mode: AnswerMode) -> Iterator[Event]:
+class YesNo(AnswerPath):
     """Yes / No / not stated, the deciding sentence quoted and cited."""
-    t0 = time.perf_counter()
-    if prep.refuse_reason is not None or not prep.evidence:
-        yield AnswerEvent(pipeline.finalize(prep, "", mode))
-        return
-    n, span = _deciding_sentence(pipeline, prep)
-    ev = next(e for e in prep.evidence if e.n == n)
-    usage: dict[str, Any] = {}
-    verdict: Verdict | None = None
-    shown: dict[str, float] = {}
-    if mode == "llm":
-        probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
-        verdict = pipeline.decide_yesno(probs)
-        shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
-    sentence = ev.sentence(span)
-    if verdict == "not stated":
-        answer = pipeline.finalize(prep, "", mode)
-        update = {"kind": "yesno", "verdict": verdict, "verdict_probabilities": shown}
-        yield AnswerEvent(answer.model_copy(update=update))
-        return
-    lead = {"yes": "Yes. ", "no": "No. ", None: ""}[verdict]
-    text = f"{lead}The abstract states: {sentence.rstrip('.!? ')} [{n}]."
-    yield TokenEvent(text)
-    citation = Citation(  # a verbatim quote: supported by construction
-        n=n,
-        paper_id=ev.paper_id,
-        title=ev.title,
-        text=ev.chunk_text,
-        span=span,
-        quote=ev.abstract[span[0] : span[1]],
-        support=1.0,
-    )
-    yield AnswerEvent(
-        Answer(
-            question=prep.question,
-            standalone_question=prep.standalone,
+
+    kind = "yesno"
+    preparation = Preparation(prompt="yesno")
+
+    def decide(self, probs: dict[str, float]) -> Verdict:
+        """The verdict from the model's P(yes), P(no), P(not stated), shifted by the calibrated biases."""
+        if not any(probs.values()):
+            return "not stated"
+        by, bn, bs = self.pipeline.settings.answer.yesno_bias
+        scores: dict[Verdict, float] = {
+            "yes": probs["yes"] + by,
+            "no": probs["no"] + bn,
+            "not stated": probs["not"] + bs,
+        }
+        return max(scores, key=lambda v: scores[v])
+
+    def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
+        t0 = time.perf_counter()
+        prep, pipeline, mode = prepared, self.pipeline, query.mode
+        if prep.refuse_reason is not None or not prep.evidence:
+            yield AnswerEvent(answer=self.refuse(prep, mode))
+            return
+        n, span = _deciding_sentence(pipeline, prep)
+        ev = next(e for e in prep.evidence if e.n == n)
+        usage: dict[str, Any] = {}
+        verdict: Verdict | None = None
+        shown: dict[str, float] = {}
+        if mode == "llm":
+            probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
+            verdict = self.decide(probs)
+            shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
+        sentence = ev.sentence(span)
+        if verdict == "not stated":
+            yield AnswerEvent(
+                answer=self.refuse(prep, mode, kind="yesno", verdict=verdict, verdict_probabilities=shown)
+            )
+            return
+        lead = {"yes": "Yes. ", "no": "No. ", None: ""}[verdict]
+        text = f"{lead}The abstract states: {sentence.rstrip('.!? ')} [{n}]."
+        yield TokenEvent(text=text)
+        citation = ev.cite(span, support=1.0)  # a verbatim quote: supported by construction
+        answer = make_answer(
+            prep,
+            mode=mode,
             text=text,
-            refused=False,
             citations=[citation],
             sources=pipeline.ordered_sources(prep),
             sentences=[AnswerSentence(text=sentence, citations=(n,), support=1.0, supported=True)],
-            mode=mode,
             timings=_timings(prep, t0),
             tokens={"prompt": int(usage.get("input_tokens") or prep.prompt_tokens), "completion": 1},
-            names_source=prep.names_source,
             kind="yesno",
             verdict=verdict,
             verdict_probabilities=shown,
             quoted=True,
         )
-    )
+        yield AnswerEvent(answer=answer)
 
 
 def _deciding_sentence(pipeline: AnswerPipeline, prep: Prepared) -> tuple[int, tuple[int, int]]:
@@ -124,7 +127,7 @@ def _deciding_sentence(pipeline: AnswerPipeline, prep: Prepared) -> tuple[int, t
 
 
 # ---------------------------------------------------------------------------------------------- lists
-@dataclass
+@dataclass(kw_only=True)
 class _Candidate:
     hit: SearchHit
     spans: list[tuple[int, int]]  # the sentences the judge reads, in abstract order
@@ -133,86 +136,93 @@ class _Candidate:
     prescore: float
 
 
-def list_answer(pipeline: AnswerPipeline, prep: Prepared, query: Query, total: int) -> Iterator[Event]:
+class ListAnswer(AnswerPath):
     """Judge every candidate paper; stream the confirmed ones; answer with all of them, most certain first."""
-    t0 = time.perf_counter()
-    s = pipeline.settings.answer
-    full = total <= s.list_full_scan
-    k = total if full else min(total, s.list_candidates)
-    hits = pipeline.retrieve(prep.standalone, max(1, k), query.where, query.retrieval_mode) if total else []
-    # A name the question gives (a dataset, a method: "KITTI", "GPT-4") is an exact criterion: every paper
-    # that uses it is judged first, however retrieval ranked it (the question's other words outweighed
-    # "KITTI" for 9 of 19 papers that use it, at 1,000 abstracts)
-    names = sorted(t for t in exact_terms(prep.standalone) if not t.isdigit()) if not full else []
-    naming = pipeline.containing(prep.standalone, names, k, query.where) if names and total else []
-    named_ids = {h.paper_id for h in naming}
-    hits = naming + [h for h in hits if h.paper_id not in named_ids]
-    t1 = time.perf_counter()
-    predicate = list_predicate(prep.standalone)
-    cands = _list_candidates(pipeline, prep.standalone, hits)
-    if cands:  # papers far below the best one's sentence score are not worth a judgement (see the settings)
-        floor = s.list_relative_floor * cands[0].prescore
-        cands = [c for c in cands if c.hit.paper_id in named_ids or c.prescore >= floor]
-        cands.sort(key=lambda c: c.hit.paper_id not in named_ids)  # stable: by sentence score within each
-    yield ProgressEvent(0, len(cands))
-    judged: list[tuple[float, _Candidate]] = []
-    misses = 0
-    prompt_tokens = 0
-    for i, cand in enumerate(cands, 1):
-        if query.mode == "llm":
-            p, used = _judge(pipeline, predicate, cand.text)
-            prompt_tokens += used
-            if s.list_recheck_from <= p < s.list_min_yes:  # unsure on its best sentences: read more of it
-                more = _list_candidates(pipeline, prep.standalone, [cand.hit], budget=s.list_recheck_tokens)
-                if more and more[0].text != cand.text:
-                    p, used = _judge(pipeline, predicate, more[0].text)
-                    prompt_tokens += used
-        else:  # no model: the calibrated sentence score alone decides
-            p = min(1.0, max(0.0, (cand.prescore - s.list_extractive_floor) / 0.5))
-        judged.append((p, cand))
-        if p >= s.list_min_yes:
-            misses = 0
-            item = _item(len([j for j in judged if j[0] >= s.list_min_yes]), cand, p)
-            yield ItemEvent(item, i, len(cands))
+
+    kind = "list"
+    preparation = Preparation(own_papers=True)
+
+    def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
+        t0 = time.perf_counter()
+        prep, pipeline = prepared, self.pipeline
+        total = pipeline.count_papers(query.where)
+        s = pipeline.settings.answer
+        full = total <= s.list_full_scan
+        k = total if full else min(total, s.list_candidates)
+        hits = pipeline.retrieve(prep.standalone, max(1, k), query.where, query.retrieval_mode) if total else []
+        # A name the question gives (a dataset, a method: "KITTI", "GPT-4") is an exact criterion: every paper
+        # that uses it is judged first, however retrieval ranked it (the question's other words outweighed
+        # "KITTI" for 9 of 19 papers that use it, at 1,000 abstracts)
+        names = sorted(t for t in exact_terms(prep.standalone) if not t.isdigit()) if not full else []
+        naming = pipeline.containing(prep.standalone, names, k, query.where) if names and total else []
+        named_ids = {h.paper_id for h in naming}
+        hits = naming + [h for h in hits if h.paper_id not in named_ids]
+        t1 = time.perf_counter()
+        predicate = list_predicate(prep.standalone)
+        cands = _list_candidates(pipeline, prep.standalone, hits)
+        if cands:  # papers far below the best one's sentence score are not worth a judgement (see the settings)
+            floor = s.list_relative_floor * cands[0].prescore
+            cands = [c for c in cands if c.hit.paper_id in named_ids or c.prescore >= floor]
+            cands.sort(key=lambda c: c.hit.paper_id not in named_ids)  # stable: by sentence score within each
+        yield ProgressEvent(checked=0, total=len(cands))
+        judged: list[tuple[float, _Candidate]] = []
+        misses = 0
+        prompt_tokens = 0
+        for i, cand in enumerate(cands, 1):
+            if query.mode == "llm":
+                p, used = _judge(pipeline, predicate, cand.text)
+                prompt_tokens += used
+                if s.list_recheck_from <= p < s.list_min_yes:  # unsure on its best sentences: read more of it
+                    more = _list_candidates(pipeline, prep.standalone, [cand.hit], budget=s.list_recheck_tokens)
+                    if more and more[0].text != cand.text:
+                        p, used = _judge(pipeline, predicate, more[0].text)
+                        prompt_tokens += used
+            else:  # no model: the calibrated sentence score alone decides
+                p = min(1.0, max(0.0, (cand.prescore - s.list_extractive_floor) / 0.5))
+            judged.append((p, cand))
+            if p >= s.list_min_yes:
+                misses = 0
+                item = _item(len([j for j in judged if j[0] >= s.list_min_yes]), cand, p)
+                yield ItemEvent(item=item, checked=i, total=len(cands))
+            else:
+                misses += 1
+            yield ProgressEvent(checked=i, total=len(cands))
+            if not full and i >= s.list_min_judged and misses >= s.list_patience:
+                break
+        confirmed = sorted((j for j in judged if j[0] >= s.list_min_yes), key=lambda j: -j[0])
+        items = [_item(n, cand, p) for n, (p, cand) in enumerate(confirmed, 1)]
+        checked = len(judged)
+        scope = f"{checked} of {total}" if full else f"the {checked} most relevant of {total:,}"
+        if items:
+            head = f"{len(items)} {'paper matches' if len(items) == 1 else 'papers match'} ({scope} abstracts checked):"
+            lines = [f"- {i.title} [{i.n}]: {readable(i.quote)}" for i in items]
+            text = "\n".join([head, *lines])
         else:
-            misses += 1
-        yield ProgressEvent(i, len(cands))
-        if not full and i >= s.list_min_judged and misses >= s.list_patience:
-            break
-    confirmed = sorted((j for j in judged if j[0] >= s.list_min_yes), key=lambda j: -j[0])
-    items = [_item(n, cand, p) for n, (p, cand) in enumerate(confirmed, 1)]
-    checked = len(judged)
-    scope = f"{checked} of {total}" if full else f"the {checked} most relevant of {total:,}"
-    if items:
-        head = f"{len(items)} {'paper matches' if len(items) == 1 else 'papers match'} ({scope} abstracts checked):"
-        lines = [f"- {i.title} [{i.n}]: {readable(i.quote)}" for i in items]
-        text = "\n".join([head, *lines])
-    else:
-        text = f"None of the papers matches ({scope} abstracts checked)."
-    citations = [
-        Citation(n=i.n, paper_id=i.paper_id, title=i.title, text=i.quote, span=i.span, quote=i.quote, support=i.score)
-        for i in items
-    ]
-    by_id = {i.paper_id: i.n for i in items}
-    sources = sorted((c.hit for _p, c in confirmed), key=lambda h: by_id[h.paper_id])
-    yield AnswerEvent(
-        Answer(
-            question=prep.question,
-            standalone_question=prep.standalone,
+            text = f"None of the papers matches ({scope} abstracts checked)."
+        citations = [
+            Citation(
+                n=i.n, paper_id=i.paper_id, title=i.title, text=i.quote, span=i.span, quote=i.quote, support=i.score
+            )
+            for i in items
+        ]
+        by_id = {i.paper_id: i.n for i in items}
+        sources = sorted((c.hit for _p, c in confirmed), key=lambda h: by_id[h.paper_id])
+        answer = make_answer(
+            prep,
+            mode=query.mode,
             text=text,
-            refused=False,
             citations=citations,
             sources=sources,
             sentences=[AnswerSentence(text=readable(i.quote), citations=(i.n,), support=i.score) for i in items],
-            mode=query.mode,
             timings=_timings(prep, t0, retrieval=prep.timings.get("retrieval", 0.0) + t1 - t0),
             tokens={"prompt": prompt_tokens, "completion": checked if query.mode == "llm" else 0},
+            names_source=False,  # a list names no source of its own: its items are judged, not named
             kind="list",
             items=items,
             checked=checked,
             collection_size=total,
         )
-    )
+        yield AnswerEvent(answer=answer)
 
 
 def _judge(pipeline: AnswerPipeline, predicate: str, paper: str) -> tuple[float, int]:
@@ -262,86 +272,83 @@ def _list_candidates(
         chosen.sort(key=lambda x: x[1])
         hit = hits[i]
         text = f"{readable(hit.title)}. " + " ".join(t for _s, _sp, t in chosen)
-        out.append(_Candidate(hit, [sp for _s, sp, _t in chosen], ranked[0][1], text, ranked[0][0]))
+        out.append(
+            _Candidate(
+                hit=hit, spans=[sp for _s, sp, _t in chosen], best=ranked[0][1], text=text, prescore=ranked[0][0]
+            )
+        )
     return sorted(out, key=lambda c: -c.prescore)
 
 
 # ---------------------------------------------------------------------------------------------- compare
-def compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> Iterator[Event]:
+class Compare(AnswerPath):
     """One short, verified answer per paper, each paper with its own evidence."""
-    t0 = time.perf_counter()
-    papers = _papers_to_compare(pipeline, prep, query)
-    if not papers:
-        yield AnswerEvent(pipeline.finalize(prep, "", query.mode))
-        return
-    parts: list[str] = []
-    citations: list[Citation] = []
-    sentences: list[AnswerSentence] = []
-    unsupported: list[str] = []
-    quoted_any = False
-    scorer = _ContributionScorer(pipeline.scorer)
-    for n, hit in enumerate(papers, 1):
-        focus = _focus(prep.standalone, hit, papers)
-        evidence, shown = select_evidence(
-            focus,
-            [hit],
-            scorer,
-            budget=pipeline.settings.answer.compare_context_tokens,
-            encoding=pipeline.settings.chunking.encoding,
-        )
-        if not evidence:
-            continue
-        ev = Evidence(n, hit.paper_id, hit.title, hit.abstract, hit.text, evidence[0].spans)
-        shown = {n: shown[1]}
-        head = f"{readable(hit.title)} [{n}]: "
-        yield TokenEvent(("\n" if parts else "") + head)
-        verdicts: list[SentenceVerdict] = []
-        if query.mode == "llm":
-            raw = yield from _write_about(pipeline, prep, ev, shown, hit.title, query)
-            # checked against this paper alone, with no credit for names the question gives: a sentence
-            # about one paper that names the other ("unlike VAE-LFA, ...") is not that paper's to state
-            verdicts = verify_answer(raw, [ev], pipeline.embed, min_support=pipeline.settings.answer.min_support)
-        ok = [v for v in verdicts if v.claim and v.supported]
-        unsupported += [v.text for v in verdicts if v.claim and not v.supported]
-        if not ok:  # quote the paper's most relevant shown sentence instead
-            texts = [ev.sentence(sp) for sp in shown[n]]
-            span = shown[n][int(pipeline.scorer.score(prep.standalone, texts).argmax())]
-            ok = [SentenceVerdict(ev.sentence(span), [n], 1.0, True, True, (n, span))]
-            quoted_any = True
-        body = render(ok)
-        parts.append(head + body)
-        for v in ok:
-            assert v.best is not None
-            span = v.best[1]
-            citations.append(
-                Citation(
-                    n=n,
-                    paper_id=hit.paper_id,
-                    title=hit.title,
-                    text=hit.text,
-                    span=span,
-                    quote=hit.abstract[span[0] : span[1]],
-                    support=v.support,
-                )
+
+    kind = "compare"
+    preparation = Preparation(own_papers=True)
+
+    def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
+        t0 = time.perf_counter()
+        prep, pipeline = prepared, self.pipeline
+        papers = _papers_to_compare(pipeline, prep, query)
+        if not papers:
+            yield AnswerEvent(answer=self.refuse(prep, query.mode))
+            return
+        parts: list[str] = []
+        citations: list[Citation] = []
+        sentences: list[AnswerSentence] = []
+        unsupported: list[str] = []
+        quoted_any = False
+        scorer = _ContributionScorer(pipeline.scorer)
+        for n, hit in enumerate(papers, 1):
+            focus = _focus(prep.standalone, hit, papers)
+            evidence, shown = select_evidence(
+                focus,
+                [hit],
+                scorer,
+                budget=pipeline.settings.answer.compare_context_tokens,
+                encoding=pipeline.settings.chunking.encoding,
             )
-            sentences.append(AnswerSentence(text=v.text, citations=(n,), support=v.support, supported=True))
-    yield AnswerEvent(
-        Answer(
-            question=prep.question,
-            standalone_question=prep.standalone,
+            if not evidence:
+                continue
+            ev = Evidence.of_hit(n, hit, evidence[0].spans)
+            shown = {n: shown[1]}
+            head = f"{readable(hit.title)} [{n}]: "
+            yield TokenEvent(text=("\n" if parts else "") + head)
+            verdicts: list[SentenceVerdict] = []
+            if query.mode == "llm":
+                raw = yield from _write_about(pipeline, prep, ev, shown, hit.title, query)
+                # checked against this paper alone, with no credit for names the question gives: a sentence
+                # about one paper that names the other ("unlike VAE-LFA, ...") is not that paper's to state
+                verdicts = verify_answer(raw, [ev], pipeline.embed, min_support=pipeline.settings.answer.min_support)
+            ok = [v for v in verdicts if v.claim and v.supported]
+            unsupported += [v.text for v in verdicts if v.claim and not v.supported]
+            if not ok:  # quote the paper's most relevant shown sentence instead
+                texts = [ev.sentence(sp) for sp in shown[n]]
+                span = shown[n][int(pipeline.scorer.score(prep.standalone, texts).argmax())]
+                ok = [SentenceVerdict.quote(ev.sentence(span), n, span, support=1.0)]
+                quoted_any = True
+            body = render(ok)
+            parts.append(head + body)
+            for v in ok:
+                assert v.best is not None
+                span = v.best[1]
+                citations.append(ev.cite(span, support=v.support))
+                sentences.append(AnswerSentence(text=v.text, citations=(n,), support=v.support, supported=True))
+        answer = make_answer(
+            prep,
+            mode=query.mode,
             text="\n".join(parts) if parts else NO_ANSWER,
             refused=not parts,
             citations=citations,
-            sources=list(papers),
+            sources=papers,
             sentences=sentences,
             unsupported=unsupported,
-            mode=query.mode,
             timings=_timings(prep, t0),
-            names_source=prep.names_source,
             kind="compare",
             quoted=quoted_any,
         )
-    )
+        yield AnswerEvent(answer=answer)
 
 
 _CONTRIBUTION = re.compile(
@@ -370,8 +377,7 @@ def _focus(question: str, hit: SearchHit, papers: Sequence[SearchHit]) -> str:
     for other in papers:
         if other.paper_id == hit.paper_id:
             continue
-        names = [other.title, *re.findall(r"\(([^()]{2,20})\)", other.title), re.sub(r"\s*\([^()]*\)", "", other.title)]
-        for name in sorted({x.strip() for x in names if len(x.strip()) >= 3}, key=len, reverse=True):
+        for name in sorted({x.strip() for x in title_names(other.title) if len(x.strip()) >= 3}, key=len, reverse=True):
             out = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", out, flags=re.I)
     return " ".join(out.split())
 
@@ -400,7 +406,7 @@ def _write_about(
         usage = meta or usage
         if text:
             parts.append(text)
-            yield TokenEvent(text)
+            yield TokenEvent(text=text)
     return as_claims("".join(parts), usage)
 
 
@@ -408,8 +414,6 @@ def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -
     """The papers the question names (in the order it names them); else, when it names a topic ("the papers on
     X"), the retrieved papers the list judge confirms are on it, most certain first; else the retrieved ones
     close to the best."""
-    from rag.answering.pipeline import named_papers
-
     s = pipeline.settings.answer
     named = named_papers(prep.standalone, prep.hits)
     if len(named) >= 2:
@@ -438,3 +442,7 @@ def _on_topic(pipeline: AnswerPipeline, query: Query, topic: str, predicate: str
         cands = [c for c in cands if c.prescore >= s.list_relative_floor * cands[0].prescore]
     judged = [(_judge(pipeline, predicate, c.text)[0], c.hit) for c in cands]
     return [hit for p, hit in sorted(judged, key=lambda j: -j[0]) if p >= s.list_min_yes]
+
+
+#: The answer path of each kind of question (rag.types.QuestionKind). A new kind is one class and one entry here.
+PATHS: dict[QuestionKind, type[AnswerPath]] = {path.kind: path for path in (Lookup, YesNo, ListAnswer, Compare)}

@@ -17,19 +17,17 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
 from langchain_core.messages import HumanMessage
 
 from rag.answering.attributes import question_for, value_fits
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
-from rag.answering.verify import key_terms
+from rag.answering.pipeline import AnswerPipeline
 from rag.corpus import normalise_text
+from rag.corpus.tokens import key_terms
 from rag.types import AnswerMode, SearchHit, Table, TableCell, TableRow
-
-if TYPE_CHECKING:
-    from rag.answering.pipeline import AnswerPipeline
 
 _NOT_STATED = re.compile(
     r"^\W*(?:not\s+(?:stated|mentioned|specified|given|reported|available)|n/?a|none|unknown|unclear|-+)\W*$", re.I
@@ -43,46 +41,6 @@ def parse_attributes(attributes: str | Sequence[str]) -> list[str]:
     if not out:
         raise ValueError("Name at least one attribute, e.g. 'task, dataset, metric'.")
     return out
-
-
-def extract_row(
-    pipeline: AnswerPipeline, n: int, hit: SearchHit, attributes: list[str], mode: AnswerMode
-) -> tuple[TableRow, int]:
-    """One paper's row (values found in its abstract, else empty) and how many model values were dropped."""
-    values: dict[str, str] = {}
-    if mode == "llm":
-        limit = pipeline.settings.answer.table_tokens_per_attribute
-        title, abstract = readable(hit.title), readable(hit.abstract)  # the same lead for every question
-        answers: dict[str, str | None] = {}  # by question: "dataset" and "benchmarks" ask the same, once
-        for attribute in attributes:
-            question = question_for(attribute)
-            if question not in answers:
-                prompt = pipeline.extract_template.format(title=title, abstract=abstract, question=question)
-                out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
-                cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
-                answers[question] = _parse_answer(str(out.content), attribute, cut=cut)
-            if answers[question]:
-                values[attribute] = str(answers[question])
-    spans = evidence_spans(hit.abstract)
-    source = f"{hit.title}. {normalise_text(hit.title)}. " + " ".join(
-        f"{normalise_text(hit.abstract[a:b])} {hit.abstract[a:b]}" for a, b in spans
-    )
-    cells: list[TableCell] = []
-    dropped = 0
-    for attribute in attributes:
-        value = values.get(attribute)
-        if mode != "llm":
-            value = None
-        if value is None or _NOT_STATED.match(value):
-            cells.append(TableCell(attribute=attribute))
-            continue
-        span = _locate(value, hit.abstract, spans, source) if value_fits(attribute, value) else None
-        if span is None:
-            dropped += 1
-            cells.append(TableCell(attribute=attribute))
-            continue
-        cells.append(TableCell(attribute=attribute, value=value, quote=hit.abstract[span[0] : span[1]], span=span))
-    return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped
 
 
 def _parse_answer(text: str, attribute: str, cut: bool = False) -> str | None:
@@ -135,31 +93,78 @@ def _locate(value: str, abstract: str, spans: Sequence[tuple[int, int]], source:
     return best[1] if best else None
 
 
-def build_table(
-    pipeline: AnswerPipeline,
-    hits: Sequence[SearchHit],
-    attributes: list[str],
-    *,
-    query: str | None,
-    collection_size: int,
-    mode: AnswerMode,
-    progress: Callable[[int, int], None] | None = None,
-) -> Table:
-    """Rows for ``hits`` in order; ``progress(done, total)`` after each paper."""
-    t0 = time.perf_counter()
-    rows = []
-    dropped = 0
-    for n, hit in enumerate(hits, 1):
-        row, lost = extract_row(pipeline, n, hit, attributes, mode)
-        rows.append(row)
-        dropped += lost
-        if progress:
-            progress(n, len(hits))
-    return Table(
-        attributes=attributes,
-        rows=rows,
-        query=query,
-        checked=len(hits),
-        collection_size=collection_size,
-        timings={"total": time.perf_counter() - t0, "values_dropped": float(dropped)},
-    )
+class TablePath:
+    """A paper x attribute table, beside the answer paths (rag.answering.paths): one question per paper and
+    attribute, answered with a :class:`~rag.types.Table` rather than a stream of events."""
+
+    kind: ClassVar[str] = "table"
+
+    def __init__(self, pipeline: AnswerPipeline) -> None:
+        self.pipeline = pipeline
+
+    def build(
+        self,
+        hits: Sequence[SearchHit],
+        attributes: list[str],
+        *,
+        query: str | None,
+        collection_size: int,
+        mode: AnswerMode,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Table:
+        """Rows for ``hits`` in order; ``progress(done, total)`` after each paper."""
+        t0 = time.perf_counter()
+        rows = []
+        dropped = 0
+        for n, hit in enumerate(hits, 1):
+            row, lost = self.row(n, hit, attributes, mode)
+            rows.append(row)
+            dropped += lost
+            if progress:
+                progress(n, len(hits))
+        return Table(
+            attributes=attributes,
+            rows=rows,
+            query=query,
+            checked=len(hits),
+            collection_size=collection_size,
+            timings={"total": time.perf_counter() - t0, "values_dropped": float(dropped)},
+        )
+
+    def row(self, n: int, hit: SearchHit, attributes: list[str], mode: AnswerMode) -> tuple[TableRow, int]:
+        """One paper's row (values found in its abstract, else empty) and how many model values were dropped."""
+        pipeline = self.pipeline
+        values: dict[str, str] = {}
+        if mode == "llm":
+            limit = pipeline.settings.answer.table_tokens_per_attribute
+            title, abstract = readable(hit.title), readable(hit.abstract)  # the same lead for every question
+            answers: dict[str, str | None] = {}  # by question: "dataset" and "benchmarks" ask the same, once
+            for attribute in attributes:
+                question = question_for(attribute)
+                if question not in answers:
+                    prompt = pipeline.extract_template.format(title=title, abstract=abstract, question=question)
+                    out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
+                    cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
+                    answers[question] = _parse_answer(str(out.content), attribute, cut=cut)
+                if answers[question]:
+                    values[attribute] = str(answers[question])
+        spans = evidence_spans(hit.abstract)
+        source = f"{hit.title}. {normalise_text(hit.title)}. " + " ".join(
+            f"{normalise_text(hit.abstract[a:b])} {hit.abstract[a:b]}" for a, b in spans
+        )
+        cells: list[TableCell] = []
+        dropped = 0
+        for attribute in attributes:
+            value = values.get(attribute)
+            if mode != "llm":
+                value = None
+            if value is None or _NOT_STATED.match(value):
+                cells.append(TableCell(attribute=attribute))
+                continue
+            span = _locate(value, hit.abstract, spans, source) if value_fits(attribute, value) else None
+            if span is None:
+                dropped += 1
+                cells.append(TableCell(attribute=attribute))
+                continue
+            cells.append(TableCell(attribute=attribute, value=value, quote=hit.abstract[span[0] : span[1]], span=span))
+        return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped

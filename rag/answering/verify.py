@@ -22,20 +22,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.answering.facts import (
-    NUMBER_WORDS,
-    STOPWORDS,
-    anchors,
-    content_stems,
-    fact_problems,
-    numbers,
-    word_stem,
-)
+from rag.answering.facts import anchors, content_stems, fact_problems, numbers
 from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
+from rag.corpus.tokens import NUMBER_WORDS, key_terms, word_stem
+from rag.types import Citation, SearchHit
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d+(?:[.,]\d+)*%?")
 
 Embed = Callable[[list[str]], np.ndarray]
 _ANSWER_WORDS = frozenset({"yes", "maybe"})  # a bare answer to a yes/no question needs no word of the source
@@ -111,7 +104,7 @@ def is_instruction(sentence: str) -> bool:
     return bool(_INSTRUCTION.search(unicodedata.normalize("NFKC", visible_text(decoded))))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evidence:
     """One numbered source offered to the model: the paper's abstract and the sentences shown."""
 
@@ -137,9 +130,30 @@ class Evidence:
         """The sentence at ``span`` of the abstract as plain text, the form claims are compared with."""
         return normalise_text(self.abstract[span[0] : span[1]])
 
+    @classmethod
+    def of_hit(cls, n: int, hit: SearchHit, spans: Sequence[tuple[int, int]]) -> Evidence:
+        """Source ``n``: the retrieved paper ``hit``, whose evidence sentences are at ``spans``."""
+        return cls(
+            n=n, paper_id=hit.paper_id, title=hit.title, abstract=hit.abstract, chunk_text=hit.text, spans=tuple(spans)
+        )
 
-@dataclass
+    def cite(self, span: tuple[int, int], *, support: float, text: str | None = None) -> Citation:
+        """The citation of the sentence at ``span`` (``text``: the cited chunk, by default the retrieved one)."""
+        return Citation(
+            n=self.n,
+            paper_id=self.paper_id,
+            title=self.title,
+            text=self.chunk_text if text is None else text,
+            span=span,
+            quote=self.abstract[span[0] : span[1]],
+            support=support,
+        )
+
+
+@dataclass(kw_only=True)
 class SentenceVerdict:
+    """The verdict on one sentence of an answer: its verified markers, support, and why it fails if it does."""
+
     text: str
     cited: list[int]  # markers after verification
     support: float
@@ -149,23 +163,10 @@ class SentenceVerdict:
     dropped_markers: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # why the best source does not support it (fact_problems)
 
-
-def key_terms(text: str) -> set[str]:
-    """Lower-cased content words and numbers, crude plural folding so 'models' matches 'model'."""
-    return set(_key_terms(text))
-
-
-@functools.lru_cache(maxsize=8192)
-def _key_terms(text: str) -> frozenset[str]:
-    out = set()
-    for w in _WORD.findall(text):
-        w = w.lower().strip("'")
-        if w in STOPWORDS or len(w) < 2 and not w.isdigit():
-            continue
-        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w)
-    return frozenset(out)
+    @classmethod
+    def quote(cls, text: str, n: int, span: tuple[int, int], *, support: float) -> SentenceVerdict:
+        """A supported claim that is the evidence sentence ``text`` of source ``n`` at ``span`` itself."""
+        return cls(text=text, cited=[n], support=support, supported=True, claim=True, best=(n, span))
 
 
 def parse_markers(text: str) -> list[int]:
@@ -279,7 +280,16 @@ def verify_answer(
             # "HACKED [1]", a word that only an instruction in the abstract contained, is dropped.
             grounded = [n for n in valid if terms - _ANSWER_WORDS - asked <= key_terms(by_n[n].text)]
             dropped += [n for n in valid if n not in grounded]
-            verdicts.append(SentenceVerdict(display, grounded, 0.0, bool(grounded) or not valid, False, None, dropped))
+            verdicts.append(
+                SentenceVerdict(
+                    text=display,
+                    cited=grounded,
+                    support=0.0,
+                    supported=bool(grounded) or not valid,
+                    claim=False,
+                    dropped_markers=dropped,
+                )
+            )
             continue
         scores = {e.n: support_score(text, vec, e, ev_vecs[e.n]) for e in evidence}
         verdict = _judge(text, valid, dropped, scores, by_n, min_support, question)
@@ -336,7 +346,16 @@ def _judge(
     ok = bool(cited)
     best = (best_n, scores[best_n][1]) if ok and best_n is not None else None
     why = problems.get(best_n, []) if not ok and best_n is not None else []
-    return SentenceVerdict(text, cited, round(support, 4), ok, True, best, dropped, why)
+    return SentenceVerdict(
+        text=text,
+        cited=cited,
+        support=round(support, 4),
+        supported=ok,
+        claim=True,
+        best=best,
+        dropped_markers=dropped,
+        problems=why,
+    )
 
 
 def quote_fallback(
@@ -372,7 +391,7 @@ def quote_fallback(
         return None
     coverage, n, span = best
     text = next(e for e in evidence if e.n == n).sentence(span)
-    return SentenceVerdict(text, [n], round(coverage, 4), True, True, (n, span))
+    return SentenceVerdict.quote(text, n, span, support=round(coverage, 4))
 
 
 # What a question asks for: the first content word after its wh-word ("Which *university* ...", "What *causes*
@@ -433,7 +452,7 @@ def restatement_fallback(
         return None
     coverage, _length, n, span = best
     text = next(e for e in evidence if e.n == n).sentence(span)
-    return SentenceVerdict(text, [n], round(coverage, 4), True, True, (n, span))
+    return SentenceVerdict.quote(text, n, span, support=round(coverage, 4))
 
 
 def render(verdicts: Sequence[SentenceVerdict]) -> str:

@@ -1,8 +1,10 @@
 """The corpus room: files of abstracts -> validated :class:`~rag.types.Paper` records -> token-aware chunks.
 
 ``readers`` picks a reader by file suffix and dedupes; ``records`` validates one record; ``text``
-normalises LaTeX/Markdown for indexing; ``titles`` derives display titles; ``chunking`` cuts abstracts
-into sentence-aligned, token-bounded chunks with offsets into the original text.
+normalises LaTeX/Markdown for indexing; ``tokens`` cuts text into words for BM25, evidence scoring,
+verification and the fact checks, and holds the stopword lists and paper-name patterns; ``titles``
+derives display titles; ``chunking`` cuts abstracts into sentence-aligned, token-bounded chunks with
+offsets into the original text.
 """
 
 from rag.corpus.chunking import chunk_paper, count_tokens

@@ -15,9 +15,7 @@ thousand rows a filter keeps takes about a millisecond, where Chroma's filtered 
 from __future__ import annotations
 
 import json
-import re
 import shutil
-import sys
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import Stemmer
 
+from rag.corpus.tokens import BM25Tokenizer
 from rag.types import MetaValue, paper_of_chunk
 
 #: Layout of the files under the store's folder; another number (an older build's store) is rebuilt from Chroma.
@@ -35,7 +33,7 @@ _K1, _B = 1.5, 0.75  # bm25s' defaults (Lucene variant), which this store replac
 _FILES = ("t_ptr", "t_rows", "t_tf", "doc_len", "vectors")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BM25Input:
     """What a BM25 store and its manifest are built from, one chunk at a time."""
 
@@ -64,23 +62,12 @@ class BM25Input:
         return np.asarray(np.stack(self.vectors), dtype=np.float32)
 
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-
-
-def _stopwords() -> frozenset[str]:
-    import bm25s  # the English list BM25 always used here (a tiny module; bm25s itself is not needed)
-
-    return frozenset(bm25s.stopwords.STOPWORDS_EN)
-
-
 class BM25Store:
     """BM25 postings over chunk texts, saved under ``dir`` with the chunk ids, filterable metadata and vectors."""
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        self._stemmer = Stemmer.Stemmer("english")
-        self._stop = _stopwords()
-        self._stems: dict[str, str] = {}
+        self._tokenizer = BM25Tokenizer()
         self.generation: str | None = None
         self.papers: dict[str, tuple[list[str], list[int]]] = {}
         self.ids: list[str] = []
@@ -97,21 +84,13 @@ class BM25Store:
 
     # ------------------------------------------------------------ text
     def tokenize(self, text: str) -> list[str]:
-        """Lower-cased words minus English stopwords, Porter-stemmed.
-
-        Stems are memoised and shared: a corpus repeats its words, and 100k chunks tokenised at once
-        would otherwise hold ~14M separate string objects (~0.8 GB) while BM25 is built.
-        """
-        words = [w for w in _TOKEN.findall(text.lower()) if w not in self._stop]
-        stems = self._stems
-        unseen = [w for w in dict.fromkeys(words) if w not in stems]
-        if unseen:
-            stems.update(zip(unseen, map(sys.intern, self._stemmer.stemWords(unseen))))
-        return [stems[w] for w in words]
+        """Lower-cased words minus English stopwords, Porter-stemmed (:class:`rag.corpus.tokens.BM25Tokenizer`:
+        stems are memoised, and shared by :meth:`share_stems`)."""
+        return self._tokenizer(text)
 
     def share_stems(self, other: BM25Store) -> None:
         """Reuse another store's memoised stems (a rebuild then stems only words it has not seen)."""
-        self._stems = other._stems
+        self._tokenizer.stems = other._tokenizer.stems
 
     def _postings(self, texts: Sequence[str], first_row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(terms, rows, counts) of ``texts`` sorted by term then row, and each text's length; grows the vocabulary."""

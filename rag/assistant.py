@@ -13,12 +13,17 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from rag.answering.history import History, normalise_history
+from rag.answering.paths import PATHS
+from rag.answering.pipeline import AnswerPipeline, LLMFailures
+from rag.answering.table import TablePath, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError
 from rag.events import AnswerEvent, ErrorEvent, Event, QueuedEvent, StatusEvent
+from rag.models.local_llm import ensure_model, shared_server
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
 from rag.models.queue import LLMQueue
 from rag.settings import Settings, get_settings
+from rag.store.adapter import HybridRetriever
 from rag.store.index import PaperIndex
 from rag.store.retrieve import Retriever
 from rag.types import (
@@ -38,9 +43,6 @@ from rag.types import (
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-    from rag.answering.pipeline import AnswerPipeline
-    from rag.store.adapter import HybridRetriever
 
 
 class Assistant:
@@ -72,13 +74,8 @@ class Assistant:
 
     @property
     def _pipeline(self) -> AnswerPipeline:
-        """Built on first use, so `rag search` never imports the answering stack."""
+        """Built on first use (the chat model and its server start only when an answer needs them)."""
         if self._pipeline_ is None:
-            # heavy, so imported on the first answer: the answering stack takes ~0.7 s to import on this
-            # machine, which `rag search` and the other commands that answer nothing do not pay
-            from rag.answering.paths import PATHS
-            from rag.answering.pipeline import AnswerPipeline, LLMFailures
-
             with self._pipeline_lock:
                 if self._pipeline_ is None:
                     self._pipeline_ = AnswerPipeline(
@@ -109,9 +106,6 @@ class Assistant:
         """True (after a restart) when the embedded llama.cpp server had died; False for remote endpoints."""
         if self.settings.llm.base_url or self._chat_model is None or not hasattr(self._chat_model, "openai_api_base"):
             return False
-        # the embedded LLM's runtime, loaded only when it serves (a remote endpoint never needs it)
-        from rag.models.local_llm import shared_server
-
         server = shared_server(self.settings)
         if server.base_url == self._chat_model.openai_api_base:
             return False
@@ -184,9 +178,6 @@ class Assistant:
         """
         if self.settings.llm.base_url:
             return {"base_url": self.settings.llm.base_url}
-        # the embedded LLM's runtime, loaded only when it serves (a remote endpoint never needs it)
-        from rag.models.local_llm import ensure_model, shared_server
-
         s = self.settings
         t0 = time.perf_counter()
         ensure_model(s.llm.model, Path(s.cache_dir).expanduser())
@@ -231,9 +222,6 @@ class Assistant:
         self, k: int | None = None, where: dict[str, Any] | None = None, mode: RetrievalMode | None = None
     ) -> HybridRetriever:
         """A LangChain ``BaseRetriever`` over this assistant's index."""
-        # heavy and only for LangChain users: the retriever stack (~0.25 s) is not loaded for anything else
-        from rag.store.adapter import HybridRetriever
-
         return HybridRetriever(retriever=self._retriever, k=k, where=where, mode=mode)
 
     def _check_question(self, question: str) -> str:
@@ -266,9 +254,6 @@ class Assistant:
         Rows: the ``k`` papers most relevant to ``query``, or without a query every paper (that matches
         ``where``) up to ``k`` (default ``settings.answer.table_max_papers``).
         """
-        # heavy, so imported on the first table (see _pipeline)
-        from rag.answering.table import TablePath, parse_attributes
-
         try:
             attrs = parse_attributes(attributes)
         except ValueError as e:
@@ -393,9 +378,6 @@ class Assistant:
 
     def _answer_events(self, query: Query) -> Iterator[Event]:
         """Prepare the question (retrieval, evidence, its kind), then answer it by the path of its kind."""
-        # heavy, so imported on the first answer (see _pipeline)
-        from rag.answering.paths import PATHS
-
         pipeline = self._pipeline
         with self._cpu:
             prep = pipeline.prepare(query)

@@ -20,6 +20,7 @@ CHECK := $(PY) -m pip check > $(VENV)/pip-check.txt || { cat $(VENV)/pip-check.t
 
 # llama.cpp compiled for this CPU (rag.models.native_llm; ~7 min on 2 cores, once per machine, kept in the
 # user cache): answers 1.3x faster here. A machine without cmake or g++ keeps the bundled wheel: not an error.
+# `make test` builds it first (the llm tests then run on it); `make demo` only starts it in the background.
 $(VENV)/.native: $(VENV)/.installed
 	$(VENV)/bin/rag llm build || echo "rag llm build failed (above): the bundled llama.cpp wheel will serve"
 	touch $@
@@ -56,7 +57,10 @@ lock:
 	  $$py -m pip freeze --all --exclude-editable; } > "$$tmp/lock"; \
 	mv "$$tmp/lock" $(LOCK)
 
-demo: $(VENV)/.installed $(VENV)/.native
+# The first screen does not wait for the llama.cpp build: it compiles in the background (once; a no-op when
+# built or building) while the bundled wheel serves, and the next start of the LLM server uses it.
+demo: $(VENV)/.installed
+	$(VENV)/bin/rag llm build --background || echo "the bundled llama.cpp wheel will serve"
 	$(VENV)/bin/rag demo
 
 # mypy and import-linter do not follow setuptools' editable import finder, which installs ui/, eval/ and

@@ -114,6 +114,10 @@ def test_no_build_runs_and_none_starts_once_one_is_built(tmp_path: Path) -> None
     assert runtime_summary(settings) == "LLM runtime: llama.cpp compiled for this CPU"
     r = CliRunner().invoke(cli, ["llm", "build", "--background"], env={"RAG_CACHE_DIR": str(tmp_path)})
     assert r.exit_code == 0 and "already built or being built" in r.output, r.output
+    r = CliRunner().invoke(
+        cli, ["llm", "build", "--background"], env={"RAG_CACHE_DIR": str(tmp_path), "RAG_LLM__NATIVE": "false"}
+    )
+    assert r.exit_code == 0 and "RAG_LLM__NATIVE is off" in r.output, r.output
 
 
 def test_the_bundled_wheel_is_named_when_nothing_is_built(tmp_path: Path) -> None:

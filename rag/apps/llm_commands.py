@@ -154,7 +154,11 @@ def build(ctx: click.Context, force: bool, jobs: int | None, background: bool) -
             return
         if force:
             raise click.UsageError("--force rebuilds in the foreground only: run `rag llm build --force`")
-        log = start_native_build(_settings(ctx), jobs=jobs)
+        settings = _settings(ctx)
+        if not settings.llm.native:
+            click.echo("RAG_LLM__NATIVE is off: the bundled llama.cpp wheel serves; nothing to build.")
+            return
+        log = start_native_build(settings, jobs=jobs)
     if log is None:
         click.echo("llama.cpp for this CPU is already built or being built (see `rag llm status`).")
     else:

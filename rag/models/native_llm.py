@@ -224,11 +224,13 @@ def build(
     home = build_dir(cache_dir)
     home.parent.mkdir(parents=True, exist_ok=True)
     lock = _lock(cache_dir)
-    if build_running(cache_dir):
-        if not wait:
-            raise ConfigError(f"another build of llama.cpp for this CPU is running (lock {lock.lock_file})")
+    if wait and build_running(cache_dir):
         say(f"another build of llama.cpp for this CPU is running (log: {build_log(cache_dir)}); waiting for it")
-    with lock:
+    try:
+        held = lock.acquire(timeout=-1 if wait else 0)
+    except Timeout as e:
+        raise ConfigError(f"another build of llama.cpp for this CPU is running (lock {lock.lock_file})") from e
+    with held:
         if not force and (found := find_server(cache_dir)) is not None:
             say(f"llama.cpp for this CPU is already built: {found}")
             return found

@@ -15,7 +15,7 @@ from typing import Any
 from rag.errors import ConfigError
 from rag.models.daemon import DaemonServer
 from rag.models.local_llm import GGUF_MODELS, ensure_model, shared_server
-from rag.models.native_llm import build, find_server, has_failed
+from rag.models.native_llm import build, build_log, build_running, find_server, has_failed, start_background_build
 from rag.settings import Settings
 
 
@@ -68,6 +68,7 @@ def llm_status(settings: Settings) -> dict[str, Any]:
     state = handle.status()
     out: dict[str, Any] = {"running": state is not None, "mode": mode, "model": s.model, "keep_alive": s.keep_alive}
     out["runtime"] = _runtime(settings, None if state is None else state.pid)
+    out |= native_build_status(settings)
     if state is None:
         return out
     idle = handle.idle_seconds()
@@ -99,11 +100,41 @@ def _runtime(settings: Settings, pid: int | None) -> str:
     return "native" if native else "xllamacpp"
 
 
+def native_build_status(settings: Settings) -> dict[str, Any]:
+    """Whether a build of llama.cpp for this CPU is running now (``building``) and where a background build
+    logs (``build_log``)."""
+    cache = Path(settings.cache_dir).expanduser()
+    return {"building": build_running(cache), "build_log": str(build_log(cache))}
+
+
+_RUNTIME_NAMES = {"native": "llama.cpp compiled for this CPU", "xllamacpp": "the bundled llama.cpp wheel"}
+
+
+def runtime_summary(settings: Settings) -> str:
+    """One line for people: which llama.cpp serves the embedded LLM (or that an endpoint answers), and whether
+    a faster build for this CPU is being compiled. For the UI's status line and `rag llm status`."""
+    s = settings.llm
+    if s.base_url:
+        return f"LLM: the endpoint {s.base_url} ({s.model})"
+    state = _handle(settings).status()
+    line = f"LLM runtime: {_RUNTIME_NAMES[_runtime(settings, None if state is None else state.pid)]}"
+    if native_build_status(settings)["building"]:
+        line += "; a build for this CPU is compiling in the background (used from the next start of the LLM)"
+    return line
+
+
 def build_native(
     settings: Settings, *, jobs: int | None = None, force: bool = False, say: Callable[[str], None] = print
 ) -> Path:
     """Compile llama.cpp's server for this CPU into the cache (rag.models.native_llm.build); its path."""
     return build(Path(settings.cache_dir).expanduser(), jobs=jobs, force=force, say=say)
+
+
+def start_native_build(settings: Settings, *, jobs: int | None = None) -> Path | None:
+    """Start that build in a detached low-priority process (rag.models.native_llm.start_background_build);
+    the path of its log, or None if the build exists or is running already."""
+
+    return start_background_build(Path(settings.cache_dir).expanduser(), jobs=jobs)
 
 
 def start_llm(settings: Settings) -> dict[str, Any]:

@@ -35,6 +35,7 @@ def run(tmp_path: Path):  # type: ignore[no-untyped-def]
     return invoke
 
 
+@pytest.mark.slow
 def test_ingest_search_stats_json(run, seed_corpus: Path) -> None:  # type: ignore[no-untyped-def]
     r = run("ingest", str(seed_corpus))
     assert r.exit_code == 0, r.output
@@ -99,6 +100,7 @@ def test_search_before_ingest_says_what_to_do(run) -> None:  # type: ignore[no-u
     assert r.exit_code == 1 and "rag ingest" in r.output
 
 
+@pytest.mark.slow
 def test_empty_query_and_bad_filter_are_clear_errors(run, seed_corpus: Path) -> None:  # type: ignore[no-untyped-def]
     run("ingest", str(seed_corpus))
     r = run("search", "   ")
@@ -135,6 +137,7 @@ def test_bad_setting_is_a_clear_error(run) -> None:  # type: ignore[no-untyped-d
     assert r.exit_code == 1 and "retrieval.k" in r.output and "Traceback" not in r.output
 
 
+@pytest.mark.slow
 def test_mismatched_index_tells_how_to_rebuild(run, seed_corpus: Path) -> None:  # type: ignore[no-untyped-def]
     run("ingest", str(seed_corpus))
     r = run("search", "zebras", extra_env={"RAG_CHUNKING__MAX_TOKENS": "100"})
@@ -143,6 +146,7 @@ def test_mismatched_index_tells_how_to_rebuild(run, seed_corpus: Path) -> None: 
     assert r.exit_code == 0 and "19 added" in r.output
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("unshare"), reason="needs unshare(1)")
 def test_ingest_and_search_work_with_networking_blocked(tmp_path: Path, seed_corpus: Path) -> None:
     """The real console script in a network namespace with no interfaces up: nothing may download."""
@@ -184,6 +188,7 @@ def test_ingest_and_search_work_with_networking_blocked(tmp_path: Path, seed_cor
     assert json.loads(search.stdout)[0]["title"] == "WildBox"
 
 
+@pytest.mark.slow
 def test_ask_json_extractive(run, seed_corpus: Path) -> None:  # type: ignore[no-untyped-def]
     run("ingest", str(seed_corpus))
     r = run("ask", "How many 3D bounding box annotations does WildBox have?", "--mode", "extractive", "--json")
@@ -198,6 +203,7 @@ def test_ask_json_extractive(run, seed_corpus: Path) -> None:  # type: ignore[no
     assert r.exit_code == 0 and "The indexed abstracts don't answer this." in r.output and "Closest papers" in r.output
 
 
+@pytest.mark.slow
 def test_ask_unreachable_llm_is_a_clear_error(run, seed_corpus: Path) -> None:  # type: ignore[no-untyped-def]
     from tests.conftest import free_port
 

@@ -225,6 +225,7 @@ def _comparable(answer: Answer) -> dict[str, Any]:
     return {k: v for k, v in answer.to_json().items() if k not in ("timings", "tokens")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["extractive", "llm"])
 def test_twenty_concurrent_conversations_through_the_python_api(
     seed_assistant: Any, fresh_assistant: tuple[Assistant, ScriptedChatModel], mode: str
@@ -255,6 +256,7 @@ def _collect(assistant: Assistant, case: Case) -> list[dict[str, Any]]:
     return list(assistant.stream(case.question, history=list(case.history) or None, mode="llm"))
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_streams_are_well_ordered_and_their_own(
     seed_assistant: Any, fresh_assistant: tuple[Assistant, ScriptedChatModel]
 ) -> None:
@@ -296,6 +298,7 @@ def served(fresh_assistant: tuple[Assistant, ScriptedChatModel]) -> Iterator[tup
         app.close()
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_questions_through_gradio_client(seed_assistant: Any, served: tuple[str, Any]) -> None:
     """One client, 20 threads calling ``/ask`` at once, answer modes mixed (the UI queue runs 2 at a time)."""
     from gradio_client import Client

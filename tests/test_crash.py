@@ -153,6 +153,7 @@ def test_a_paper_left_incomplete_is_repaired(tmp_path: Path) -> None:
     assert len(col.get(where={"_paper_id": "long"})["ids"]) == len(ids)
 
 
+@pytest.mark.slow
 def test_second_ingest_waits_for_the_first_or_fails_clearly(tmp_path: Path, seed_corpus: Path) -> None:
     settings = Settings(data_dir=tmp_path, **FAST)
     assistant = Assistant(settings)
@@ -174,6 +175,7 @@ def test_second_ingest_waits_for_the_first_or_fails_clearly(tmp_path: Path, seed
     assert Assistant(settings).stats()["papers"] == 19
 
 
+@pytest.mark.slow
 def test_two_concurrent_ingest_processes_leave_a_consistent_index(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
@@ -190,6 +192,7 @@ def test_two_concurrent_ingest_processes_leave_a_consistent_index(tmp_path: Path
     _check_index_exact(Assistant(Settings(data_dir=data_dir, **FAST)), records)
 
 
+@pytest.mark.slow
 def test_damaged_chroma_file_gives_a_clear_error_and_rebuild_recovers(tmp_path: Path, seed_corpus: Path) -> None:
     env = {**os.environ, "RAG_DATA_DIR": str(tmp_path), "RAG_EMBEDDING__MODEL": "wordllama-l2-supercat-256"}
     runner = CliRunner()

@@ -80,6 +80,7 @@ def test_threads_share_one_model(minilm: MiniLMEmbeddings) -> None:
         np.testing.assert_allclose(r, expected, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_parallel_batches_give_the_same_vectors_as_one_thread() -> None:
     texts = [f"Paper {i}: " + "graph neural networks for molecules " * (i % 7 + 1) for i in range(40)]
     parallel = MiniLMEmbeddings(threads=2, batch_size=4).embed(texts)  # 10 batches over 2 workers
@@ -213,6 +214,7 @@ def test_model_name_comes_from_the_inner_object(tmp_path: Path) -> None:
     assert CachedEmbeddings(NamedByModel(), cache, model_name="mine").model_name == "mine"
 
 
+@pytest.mark.slow
 def test_several_processes_write_one_cache(tmp_path: Path) -> None:
     import subprocess
     import sys

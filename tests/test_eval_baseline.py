@@ -73,6 +73,7 @@ def test_papers_are_split_the_tutorial_way(seed_corpus: Path) -> None:
     assert len(pieces) >= 2 and all(piece in long[0].abstract for piece in pieces)
 
 
+@pytest.mark.slow
 def test_textbook_chain_sends_the_tutorial_prompt_with_the_retrieved_chunks(seed_assistant: Any) -> None:
     llm = ScriptedChatModel(reply=reply)
     question = "How many 3D bounding box annotations does WildBox have?"
@@ -90,6 +91,7 @@ def test_textbook_chain_sends_the_tutorial_prompt_with_the_retrieved_chunks(seed
     assert unknown.text == "I don't know." and answer.latency > 0
 
 
+@pytest.mark.slow
 def test_baseline_run_is_scored_like_ours_and_compared(seed_assistant: Any, tmp_path: Path) -> None:
     llm = ScriptedChatModel(reply=reply)
     assistant = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=llm)

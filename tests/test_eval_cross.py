@@ -91,6 +91,7 @@ def load_make_ml1k() -> Any:
     return module
 
 
+@pytest.mark.slow
 def test_ml1k_gold_names_its_corpus_and_resolves_against_it(tmp_path: Path) -> None:
     gold = load_gold_set(DATA / "ml1k_lists.jsonl")
     assert gold.corpus is not None and gold.corpus.name == "ml1k" and gold.corpus.papers == 1000

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from rag import Assistant
@@ -86,6 +87,7 @@ def test_scripted_llm_run_scores_what_our_code_kept(seed_assistant: Any, tmp_pat
     assert no_nan(json.loads(report.model_dump_json()))
 
 
+@pytest.mark.slow
 def test_cli_eval_writes_reports_and_compares_configs(tmp_path: Path) -> None:
     gold = small_gold(tmp_path)
     (tmp_path / "hybrid.toml").write_text('[answer]\nmode = "extractive"\n')

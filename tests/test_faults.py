@@ -311,6 +311,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", list(FAULTS))
 def test_llm_fault_is_one_clear_line_within_the_timeout(tiny: Assistant, llm_server: FaultyLLM, mode: str) -> None:
     pattern, requests, draft = FAULTS[mode]
@@ -333,6 +334,7 @@ def test_llm_fault_is_one_clear_line_within_the_timeout(tiny: Assistant, llm_ser
         assert shown == ""
 
 
+@pytest.mark.slow
 def test_retries_back_off_and_the_answer_arrives(tiny: Assistant, llm_server: FaultyLLM) -> None:
     llm_server.fail_first = 2
     events, error, elapsed = stream_timed(with_llm(tiny, llm_server.url))
@@ -348,6 +350,7 @@ def test_retries_back_off_and_the_answer_arrives(tiny: Assistant, llm_server: Fa
     assert elapsed < BUDGET
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured(tiny: Assistant, llm_server: FaultyLLM) -> None:
     llm_server.mode, llm_server.retry_after = "429", "1"
     _, error, _ = stream_timed(with_llm(tiny, llm_server.url))
@@ -355,6 +358,7 @@ def test_retry_after_is_honoured(tiny: Assistant, llm_server: FaultyLLM) -> None
     assert all(g >= 0.95 for g in llm_server.gaps()) and len(llm_server.gaps()) == RETRIES
 
 
+@pytest.mark.slow
 def test_timeout_bounds_silence_not_a_steadily_streamed_answer(tiny: Assistant, llm_server: FaultyLLM) -> None:
     llm_server.mode, llm_server.delay = "trickle", 0.25  # ~17 words: longer than the timeout in total
     events, error, elapsed = stream_timed(with_llm(tiny, llm_server.url))
@@ -364,6 +368,7 @@ def test_timeout_bounds_silence_not_a_steadily_streamed_answer(tiny: Assistant, 
     assert not final.answer.refused and [c.paper_id for c in final.answer.citations] == [GRAPHENE]
 
 
+@pytest.mark.slow
 def test_failed_condense_call_is_not_followed_by_a_second_round_of_retries(
     tiny: Assistant, llm_server: FaultyLLM
 ) -> None:
@@ -375,6 +380,7 @@ def test_failed_condense_call_is_not_followed_by_a_second_round_of_retries(
     assert all("Standalone question" in json.dumps(b) for b in llm_server.bodies)
 
 
+@pytest.mark.slow
 def test_ui_shows_the_error_and_answers_once_the_backend_recovers(tiny: Assistant, llm_server: FaultyLLM) -> None:
     app = build_app(with_llm(tiny, llm_server.url))
     llm_server.mode = "500"
@@ -391,6 +397,7 @@ def test_ui_shows_the_error_and_answers_once_the_backend_recovers(tiny: Assistan
     assert answers[3]["citations"][0]["paper_id"] == GRAPHENE and "Graphene" in sources
 
 
+@pytest.mark.slow
 def test_http_api_reports_the_fault_and_never_verifies_a_cut_stream(tiny: Assistant, llm_server: FaultyLLM) -> None:
     client = TestClient(create_app(with_llm(tiny, llm_server.url)))
     llm_server.mode = "500"
@@ -417,6 +424,7 @@ def _cli(tiny: Assistant, *args: str, **env: str) -> Any:
     return r, time.monotonic() - t
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["refused", "500", "no_done"])
 def test_cli_ask_fault_is_one_line_and_exit_1(tiny: Assistant, llm_server: FaultyLLM, mode: str) -> None:
     url = closed_url() if mode == "refused" else llm_server.url

@@ -105,6 +105,7 @@ a.ingest_papers([p])
 """
 
 
+@pytest.mark.slow
 def test_a_running_reader_sees_another_processes_write_on_its_next_query(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, **FAST)
     Assistant(settings).ingest_papers([_paper(i) for i in range(40)])

@@ -172,6 +172,7 @@ def test_random_bytes_read_or_fail_clearly(new_path: Any, data: bytes, suffix: s
     check_read(write(new_path(suffix), data, compress))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(case=mutated(), compress=st.booleans())
 def test_mutated_valid_files_read_or_fail_clearly(new_path: Any, case: tuple[str, bytes], compress: bool) -> None:
@@ -179,6 +180,7 @@ def test_mutated_valid_files_read_or_fail_clearly(new_path: Any, case: tuple[str
     check_read(write(new_path(suffix + (".gz" if compress else "")), data))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     values=st.lists(records | plausible | json_values, max_size=5),
@@ -205,6 +207,7 @@ COLUMNS = ["abstract", "Abstract", "title", "id", "year", "authors", "venue", ""
 cells = st.text(chars, max_size=30) | st.sampled_from(['"', '""', "a,b", "x\ny", "\x00", "\r", " ", "1999", "\\emph{}"])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     header=st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=5),
@@ -363,6 +366,7 @@ def test_cli_ingest_of_a_bad_file_exits_1_with_one_line_and_writes_nothing(
     assert snapshot() == before
 
 
+@pytest.mark.slow
 def test_cli_ingest_as_a_real_process(indexed: Any, tmp_path: Path) -> None:
     _, snapshot, env, _ = indexed
     bad = tmp_path / "deep.json"

@@ -13,6 +13,7 @@ from rag import Query
 DATA = Path(__file__).resolve().parents[1] / "eval" / "data"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "floor"),
     [("question_kinds.jsonl", 0.97), ("question_kinds_test.jsonl", 0.97), ("question_kinds_heldout.jsonl", 0.95)],

@@ -6,15 +6,29 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 import pytest
+from click.testing import CliRunner
 
+from rag.apps.cli import cli
 from rag.errors import ConfigError
+from rag.llm import runtime_summary
 from rag.models.local_llm import LocalLLMServer, ensure_model
-from rag.models.native_llm import _extract, build, build_dir, find_server, mark_failed
+from rag.models.native_llm import (
+    _extract,
+    build,
+    build_dir,
+    build_running,
+    find_server,
+    mark_failed,
+    start_background_build,
+)
 from rag.settings import get_settings
 from tests.test_local_llm import assert_drafts_accepted
 
@@ -53,6 +67,62 @@ def test_a_build_is_found_until_it_is_marked_failed(tmp_path: Path) -> None:
     assert find_server(tmp_path) == binary
     mark_failed(binary, "it crashed")
     assert find_server(tmp_path) is None
+
+
+@pytest.fixture
+def running_build(tmp_path: Path) -> Iterator[Path]:
+    """A cache dir whose build lock another process holds, as a build in progress does."""
+    build_dir(tmp_path).parent.mkdir(parents=True)
+    hold = (
+        "import sys, time; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
+        "print('held', flush=True); time.sleep(120)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(build_dir(tmp_path)) + ".lock"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield tmp_path
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_build_in_progress_is_seen_and_never_raced(running_build: Path) -> None:
+    assert build_running(running_build)
+    assert start_background_build(running_build) is None  # nothing started beside it
+    with pytest.raises(ConfigError, match="another build of llama.cpp for this CPU is running"):
+        build(running_build, wait=False, say=lambda _line: None)
+    settings = get_settings(cache_dir=running_build)
+    assert "a build for this CPU is compiling in the background" in runtime_summary(settings)
+    env = {"RAG_CACHE_DIR": str(running_build), "RAG_LLM__KEEP_ALIVE": "300"}
+    status = CliRunner().invoke(cli, ["llm", "status"], env=env).output
+    assert "bundled llama.cpp wheel; a build for this CPU is compiling in the background (log: " in status
+    assert "used from the next start of the LLM server" in status
+
+
+def test_no_build_runs_and_none_starts_once_one_is_built(tmp_path: Path) -> None:
+    assert not build_running(tmp_path) and not (tmp_path / "llama-native").exists()  # a status creates nothing
+    home = build_dir(tmp_path)
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "llama-server").write_text("#!/bin/sh\n")
+    (home / "bin" / "llama-server").chmod(0o755)
+    (home / "ok").write_text("built\n")
+    assert not build_running(tmp_path)
+    assert start_background_build(tmp_path) is None
+    settings = get_settings(cache_dir=tmp_path)
+    assert runtime_summary(settings) == "LLM runtime: llama.cpp compiled for this CPU"
+    r = CliRunner().invoke(cli, ["llm", "build", "--background"], env={"RAG_CACHE_DIR": str(tmp_path)})
+    assert r.exit_code == 0 and "already built or being built" in r.output, r.output
+    r = CliRunner().invoke(
+        cli, ["llm", "build", "--background"], env={"RAG_CACHE_DIR": str(tmp_path), "RAG_LLM__NATIVE": "false"}
+    )
+    assert r.exit_code == 0 and "RAG_LLM__NATIVE is off" in r.output, r.output
+
+
+def test_the_bundled_wheel_is_named_when_nothing_is_built(tmp_path: Path) -> None:
+    settings = get_settings(cache_dir=tmp_path, llm={"native": True})
+    assert runtime_summary(settings) == "LLM runtime: the bundled llama.cpp wheel"
 
 
 @pytest.mark.slow

@@ -117,6 +117,7 @@ def test_retry_after_follows_measured_answer_times() -> None:
 
 
 # ------------------------------------------------------------------ the assistant's stream
+@pytest.mark.slow
 def test_stream_tells_a_waiting_question_its_place_then_answers(indexed: Assistant) -> None:
     a, fake = assistant(indexed)
     held = a.llm_queue.enter()
@@ -163,6 +164,7 @@ def test_full_line_is_503_with_retry_after_and_extractive_still_answers(indexed:
     assert r.status_code == 200 and "quadratically" in r.json()["choices"][0]["message"]["content"]
 
 
+@pytest.mark.slow
 def test_a_waiting_stream_sends_its_place_as_sse_comments(indexed: Assistant) -> None:
     a, _fake = assistant(indexed)
     api = TestClient(create_app(a))
@@ -178,6 +180,7 @@ def test_a_waiting_stream_sends_its_place_as_sse_comments(indexed: Assistant) ->
     assert data[-1]["rag"]["citations"][0]["paper_id"] == PAPER
 
 
+@pytest.mark.slow
 def test_ui_shows_the_place_in_line_and_shares_one_limit(indexed: Assistant) -> None:
     a, _fake = assistant(indexed, max_concurrent=1, max_waiting=7)
     app = build_app(a)

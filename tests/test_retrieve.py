@@ -183,6 +183,7 @@ FILTER_QUERIES = {
 }
 
 
+@pytest.mark.slow
 def test_filter_queries_have_relevant_papers_in_the_venue_corpus(
     venue_assistant: Any, venue_records: list[dict[str, Any]]
 ) -> None:
@@ -218,6 +219,7 @@ def _exact_nearest(a: Any, vector: list[float], n: int, venue: str) -> list[str]
     return [got["ids"][keep[i]] for i in np.argsort(-(matrix @ q))[:n]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", list(FILTER_QUERIES)[:3])
 def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(
     venue_assistant: Any, query: str, monkeypatch: pytest.MonkeyPatch
@@ -265,6 +267,7 @@ def test_filtered_dense_search_is_as_exact_as_chromas_filtered_query(
     assert answered_by_overfetch == ranked[:2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", list(FILTER_QUERIES)[:3])
 def test_narrow_filters_are_searched_exactly_over_the_matching_vectors(venue_assistant: Any, query: str) -> None:
     """A filter keeping few chunks is answered from the vectors kept beside BM25, without Chroma's filtered
@@ -288,6 +291,7 @@ def test_narrow_filters_are_searched_exactly_over_the_matching_vectors(venue_ass
         assert all(h.metadata.get("venue") == venue and h.metadata["_abstract"] for h in ours)
 
 
+@pytest.mark.slow
 def test_filters_whose_semantics_could_differ_from_chromas_go_to_chroma(venue_assistant: Any) -> None:
     """BM25's mask lets 2018 match 2018.0 and True match 1; Chroma does not. Filters where that could
     matter (a float for an int column, a bool, an operator) are left to Chroma, which stays the reference."""

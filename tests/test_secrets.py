@@ -185,6 +185,7 @@ def test_a_server_that_echoes_the_key_does_not_get_it_shown_or_logged(
     assert_no_secret(r.output, caplog.text, *(rec.getMessage() for rec in caplog.records))
 
 
+@pytest.mark.slow
 def test_openai_debug_log_of_a_real_process_holds_no_key(data_dir: Path, tmp_path: Path, echo_url: str) -> None:
     """OPENAI_LOG=debug is how a user turns on the SDK's own request logging (on stderr)."""
     env = os.environ | cli_env(data_dir, tmp_path, RAG_LLM_BASE_URL=f"{echo_url}/401/v1", OPENAI_LOG="debug")

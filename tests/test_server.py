@@ -103,6 +103,7 @@ def _cli_ask_json(assistant: Assistant, question: str, mode: str) -> dict[str, A
 
 
 # ------------------------------------------------------------------ the openai client against a real server
+@pytest.mark.slow
 def test_openai_client_gets_same_citations_as_rag_ask_json(client: openai.OpenAI, seed_assistant: Assistant) -> None:
     resp = client.chat.completions.create(
         model="rag-abstracts", messages=[{"role": "user", "content": QUESTION}], extra_body={"mode": "extractive"}
@@ -466,6 +467,7 @@ FUZZ_CHECKS = [
 ]
 
 
+@pytest.mark.slow
 def test_fuzzed_requests_get_no_500_and_clear_4xx(small_assistant: Assistant) -> None:
     """Every operation of the served OpenAPI schema, schema-valid and invalid data (bounded: extractive mode,
     fake LLM, a few examples each). schemathesis' pytest plugin does not load under pytest 9, so Hypothesis

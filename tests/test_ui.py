@@ -293,6 +293,7 @@ def test_flat_auth_name_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.masked()["ui"]["auth"] == "**********"
 
 
+@pytest.mark.slow
 def test_demo_opens_the_ui_after_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import rag.ui.app
     from rag.apps.cli import cli

@@ -16,7 +16,8 @@ import pytest
 from rag.apps import warm
 from rag.settings import get_settings
 
-pytestmark = pytest.mark.skipif(not warm.supported(), reason="Unix sockets only")
+# each test starts and stops real answering processes (10-30 s): outside `make check`
+pytestmark = [pytest.mark.skipif(not warm.supported(), reason="Unix sockets only"), pytest.mark.slow]
 
 Q = "How many 3D bounding box annotations does WildBox have?"
 

@@ -34,7 +34,7 @@ def load_prompt(name: str) -> str:
     if name not in PROMPT_VARIABLES:
         raise ConfigError(f"Unknown prompt {name!r}; known: {sorted(PROMPT_VARIABLES)}")
     try:
-        text = resources.files("rag").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8")
+        text = resources.files("rag.prompts").joinpath(f"{name}.md").read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError) as e:
         raise ConfigError(f"Prompt file prompts/{name}.md is missing: reinstall the package.") from e
     check_prompt(name, text)

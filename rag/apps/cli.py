@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import io
 import json
 import shutil
@@ -51,6 +52,15 @@ def _friendly(fn: Callable[P, R]) -> Callable[P, R]:
             raise click.ClickException(str(e)) from e
 
     return wrapper
+
+
+def _need_extra(extra: str, *modules: str) -> None:
+    """End the command with the one-line fix when an optional extra (pyproject.toml) is not installed."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise click.ClickException(
+            f"this command needs {', '.join(missing)}, from the [{extra}] extra: pip install 'rag-abstracts[{extra}]'"
+        )
 
 
 def _settings(ctx: click.Context) -> Any:
@@ -606,6 +616,7 @@ def eval_(
 ) -> None:
     """Score answers on GOLD (a gold JSONL file: questions, lists, comparisons or table cells), or run the
     `scifact` / `pubmedqa` benchmark."""
+    _need_extra("eval", "matplotlib", *(("langchain_text_splitters", "langchain_chroma") if baseline else ()))
     from rag.evaluation import external as benchmarks  # deferred: the evaluation's dependencies (matplotlib)
     from rag.evaluation import harness  # deferred: as above
 
@@ -669,6 +680,7 @@ def _assistant_for(settings: Any) -> Any:
 @_friendly
 def ui(ctx: click.Context, host: str | None, port: int | None) -> None:
     """Serve the chat web UI (Gradio) on HOST:PORT."""
+    _need_extra("ui", "gradio")
     from rag.ui.app import launch  # deferred: gradio is an optional heavy dependency
 
     assistant = _assistant(ctx)
@@ -694,6 +706,8 @@ def demo(
     ctx: click.Context, query: str, question: str, no_ui: bool, no_llm: bool, host: str | None, port: int | None
 ) -> None:
     """Index the bundled NeurIPS 2026 abstracts, run a sample search, then open the chat UI."""
+    if not no_ui:
+        _need_extra("ui", "gradio")  # before indexing, not after
     ctx.invoke(ingest, paths=(rag.Assistant.bundled_corpus(),), rebuild=False, prune=False, as_json=False)
     click.echo(f"\n$ rag search {query!r} -k 3")
     ctx.invoke(search, query=query, k=3, where=(), mode=None, as_json=False)

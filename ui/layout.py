@@ -300,6 +300,7 @@ def _chat_panel(settings: Settings) -> ChatPanel:
             scale=6,
             elem_id="rag-question",
             autofocus=True,
+            max_lines=8,  # a long paste scrolls inside the box: the note under it stays in sight
             # no max_length: the browser would cut a pasted question silently; the handler refuses it instead
         )
         ask_btn = gr.Button("Ask", variant="primary", scale=1, elem_id="rag-ask")
@@ -322,6 +323,7 @@ def _chat_panel(settings: Settings) -> ChatPanel:
             label="Saved conversations (kept on this machine)",
             elem_id="rag-conversations",
             scale=4,
+            min_width=300,  # on a phone: a row of its own (the buttons wrap below), room for the name
         )
         conv_open = gr.Button("Open", size="sm", elem_id="rag-conv-open", scale=1, min_width=80)
         conv_delete = gr.Button("Delete", size="sm", variant="stop", elem_id="rag-conv-delete", scale=1)

@@ -475,14 +475,23 @@ CONTROLS = [
     "#rag-conv-delete",
     "[role=tab]",
 ]
+# the other tabs: every button, field and label (the upload's label floats over its own drop zone by design)
+TAB_CONTROLS = [
+    "button:not(#rag-upload button)",
+    "input:not([type=file]):not([type=range])",
+    "textarea",
+    "[role=tab]",
+    "label:not(#rag-upload label)",
+]
 OVERLAPS = """(sels) => {
   const boxes = [];
   for (const sel of sels) for (const e of document.querySelectorAll(sel)) {
     const r = e.getBoundingClientRect();
-    if (r.width > 0 && r.height > 0 && e.checkVisibility()) boxes.push({sel: sel, r: r});
+    if (r.width > 0 && r.height > 0 && e.checkVisibility()) boxes.push({sel: sel, e: e, r: r});
   }
   const hits = [];
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    if (boxes[i].e.contains(boxes[j].e) || boxes[j].e.contains(boxes[i].e)) continue;  // one holds the other
     const a = boxes[i].r, b = boxes[j].r;
     const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
     const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
@@ -585,6 +594,14 @@ def test_no_controls_overlap_wide_or_on_a_phone(page: Any) -> None:
         assert room["textRight"] <= room["arrowLeft"] + 1 and room["ellipsis"] == "ellipsis", (name, room)
         page.locator("#rag-conversations").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-conversations.png"))
+        for tab in ("Table", "Corpus"):
+            page.get_by_role("tab", name=tab).click()
+            time.sleep(0.5)
+            found = page.evaluate(OVERLAPS, TAB_CONTROLS)
+            assert found["hits"] == [] and found["found"] >= 10, (name, tab, found)
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= size["width"]
+            page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-{tab.lower()}.png"), full_page=True)
+        page.get_by_role("tab", name="Chat").click()
     page.set_viewport_size(WIDE)
 
 

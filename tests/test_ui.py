@@ -330,6 +330,10 @@ def test_ask_endpoint_through_gradio_client(seed_assistant: Any) -> None:
         assert extractive["mode"] == "extractive" and len(extractive["sources"]) <= 2
         with pytest.raises(Exception, match="The question is empty"):
             client.predict("  ", api_name="/ask")
+        with pytest.raises(
+            Exception, match=r"has 2001 characters; the limit is 2000 \(RAG_ANSWER__MAX_QUESTION_CHARS\)"
+        ):
+            client.predict("x" * 2001, api_name="/ask")
     finally:
         app.close()
 

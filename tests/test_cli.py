@@ -123,6 +123,13 @@ def test_over_long_question_is_a_clear_error(run) -> None:  # type: ignore[no-un
         ]
 
 
+def test_empty_question_is_a_clear_error(run) -> None:  # type: ignore[no-untyped-def]
+    for question in ("", "   "):
+        for args in ((), ("--json",), ("--mode", "extractive")):
+            r = run("ask", question, *args)
+            assert r.exit_code == 1 and r.output.strip().splitlines() == ["Error: The question is empty."]
+
+
 def test_config_masks_secrets(run) -> None:  # type: ignore[no-untyped-def]
     r = run("config", extra_env={"RAG_LLM_API_KEY": "sk-very-secret-123", "RAG_LLM_BASE_URL": "http://127.0.0.1:9/v1"})
     assert r.exit_code == 0

@@ -244,8 +244,13 @@ def test_empty_question_is_400(api: TestClient) -> None:
 
 
 def test_too_long_question_is_400(api: TestClient) -> None:
-    r = _chat(api, messages=[{"role": "user", "content": "why " * 1000}])
-    assert r.status_code == 400 and "limit is 2000" in r.json()["error"]["message"]
+    question = "why " * 1000
+    for stream in (False, True):
+        r = _chat(api, messages=[{"role": "user", "content": question}], stream=stream)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "question_too_long"
+        assert r.json()["error"]["message"] == (
+            f"The question has {len(question.strip())} characters; the limit is 2000 (RAG_ANSWER__MAX_QUESTION_CHARS)."
+        )
 
 
 def test_missing_or_empty_messages_is_422(api: TestClient) -> None:

@@ -95,7 +95,7 @@ def xss_file(tmp_path: Path) -> Path:
 def test_streamed_answer_links_citations_and_highlights_the_supporting_sentence(seed_assistant: Any) -> None:
     a, fake = with_fake(seed_assistant, wildbox_reply)
     steps = run_chat(build_app(a), WILDBOX_Q)
-    messages, history, answers, sources, copy_text, _, _ = steps[-1]
+    messages, history, answers, sources, copy_text, _, _, note = steps[-1]
     # streamed: several partial assistant messages before the final one
     partial = [
         s[0][-1]["content"] for s in steps[:-1] if isinstance(s[0], list) and s[0] and "WildBox" in s[0][-1]["content"]
@@ -111,6 +111,7 @@ def test_streamed_answer_links_citations_and_highlights_the_supporting_sentence(
     mark = re.search(r'<mark class="rag-support">(.*?)</mark>', card.group(0), re.S)
     assert mark and "237,505 3D bounding box annotations" in mark.group(1)
     assert history == [("user", WILDBOX_Q), ("assistant", answers[1]["answer"])]
+    assert "At most 2,000 characters" in note and "rag-error" not in note
     assert (
         copy_text.startswith(answers[1]["answer"])
         and f"[{n}] WildBox" in copy_text
@@ -255,6 +256,63 @@ def test_oversized_upload_is_rejected_before_it_is_read(
     ]
 
 
+def component(app: gr.Blocks, elem_id: str) -> Any:
+    found = [b for b in app.blocks.values() if getattr(b, "elem_id", None) == elem_id]
+    assert len(found) == 1, elem_id
+    return found[0]
+
+
+def test_empty_question_gets_a_one_line_message_and_asks_nothing(seed_assistant: Any) -> None:
+    a, fake = with_fake(seed_assistant, wildbox_reply)
+    app = build_app(a)
+    for question in ("", "   \n\t "):
+        steps = run_chat(app, question)
+        assert len(steps) == 1
+        messages, history, answers, _, _, box, _, note = steps[0]
+        assert messages == [] and history == [] and answers == {} and box == ""
+        assert note.count("<p") == 1 and "rag-error" in note and "Type a question first" in note
+    assert fake.prompts == []
+
+
+def test_over_long_question_is_refused_with_the_limit_named_never_cut(seed_assistant: Any) -> None:
+    answer = seed_assistant.settings.answer.model_copy(update={"max_question_chars": 60})
+    a, fake = with_fake(seed_assistant, wildbox_reply, answer=answer)
+    app = build_app(a)
+    # the box shows the limit and what happens past it, and sets no maxlength (the browser would cut silently)
+    assert "At most 60 characters; a longer question is refused" in component(app, "rag-question-note").value
+    assert component(app, "rag-question").max_length is None
+    question = WILDBOX_Q + " List every species <b>and</b> every count."
+    messages, history, answers, _, _, box, _, note = run_chat(app, question)[-1]
+    assert messages == [] and history == [] and answers == {}
+    assert box == question  # given back whole, to be shortened
+    assert (
+        f"The question has {len(question)} characters; the limit is 60 (RAG_ANSWER__MAX_QUESTION_CHARS)." in note
+        and "rag-error" in note
+        and note.count("<p") == 1
+    )
+    assert fake.prompts == []
+    # a question at the limit is answered
+    messages, *_, note = run_chat(app, WILDBOX_Q[:60])[-1]
+    assert len(messages) == 2 and "rag-error" not in note and len(fake.prompts) >= 1
+
+
+def test_table_query_over_the_limit_is_refused_with_the_limit_named(seed_assistant: Any) -> None:
+    app = build_app(seed_assistant)
+    assert component(app, "rag-table-query").max_length is None
+    status, *_ = fn(app, "make_table")("task", "x" * 2001, "", "", 5, progress=lambda *a, **k: None)
+    assert "rag-error" in status and "the limit is 2000 (RAG_ANSWER__MAX_QUESTION_CHARS)" in status
+
+
+def test_theme_uses_the_system_fonts_and_fetches_none() -> None:
+    from rag.ui.layout import THEME
+
+    fonts = [f for f in [*THEME._font, *THEME._font_mono] if isinstance(f, gr.themes.Font)]
+    assert fonts and all(f.stylesheet() == {"url": None, "css": None} for f in fonts)
+    css = THEME._get_theme_css()
+    assert "--font: system-ui, ui-sans-serif, sans-serif;" in css and "--font-mono: ui-monospace, monospace;" in css
+    assert "@font-face" not in css and "url(http" not in css and THEME._stylesheets == []
+
+
 def test_ask_endpoint_through_gradio_client(seed_assistant: Any) -> None:
     from gradio_client import Client
 
@@ -272,6 +330,10 @@ def test_ask_endpoint_through_gradio_client(seed_assistant: Any) -> None:
         assert extractive["mode"] == "extractive" and len(extractive["sources"]) <= 2
         with pytest.raises(Exception, match="The question is empty"):
             client.predict("  ", api_name="/ask")
+        with pytest.raises(
+            Exception, match=r"has 2001 characters; the limit is 2000 \(RAG_ANSWER__MAX_QUESTION_CHARS\)"
+        ):
+            client.predict("x" * 2001, api_name="/ask")
     finally:
         app.close()
 

@@ -408,14 +408,23 @@ def saved(page: Any, questions: int) -> None:
     )
 
 
-def test_downloaded_export_has_references_that_resolve(reader_page: Any) -> None:
-    page = reader_page
-    ask(page, "What recall does WombatNet reach on the Burrow-7 benchmark?")
+def two_saved_answers(page: Any, first: str, second: str) -> None:
+    """Ask ``first`` then ``second``, each time until the answer is cited and the conversation saved."""
+    ask(page, first)
     page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
     saved(page, 1)
-    ask(page, "How many 3D bounding box annotations does WildBox have?")
+    ask(page, second)
     page.locator("#rag-chat a.rag-cite[href^='#rag-src-2-']").first.wait_for(timeout=120_000)
     saved(page, 2)
+
+
+def test_downloaded_export_has_references_that_resolve(reader_page: Any) -> None:
+    page = reader_page
+    two_saved_answers(
+        page,
+        "What recall does WombatNet reach on the Burrow-7 benchmark?",
+        "How many 3D bounding box annotations does WildBox have?",
+    )
     with page.expect_download() as md_download:
         page.click("#rag-export-md")
     md = Path(md_download.value.path()).read_text(encoding="utf-8")
@@ -441,3 +450,180 @@ def test_downloaded_export_has_references_that_resolve(reader_page: Any) -> None
     assert last.startswith("# How many 3D bounding box") and "What recall does" not in last  # the last answer alone
     assert re.search(r'<a id="ref-1"></a>\[1\] WildBox', last)
     page.screenshot(path=str(ARTIFACTS / "ui-export.png"), full_page=True)
+
+
+# ------------------------------------------------------------------ limits and offline looks (issue 30)
+WIDE = {"width": 1400, "height": 1000}
+PHONE = {"width": 390, "height": 844}
+# the controls that must never overlap one another (the chat's scroll area included: messages and their
+# icons scrolled up must not reach the chat's label or its top icons)
+CONTROLS = [
+    "#rag-chat > .wrapper > label",
+    "#rag-chat .top-panel",
+    "#rag-chat .bubble-wrap",
+    "#rag-question textarea",
+    "#rag-ask",
+    "#rag-question-note p",
+    "#rag-copy",
+    "#rag-clear",
+    "#rag-export-md",
+    "#rag-export-bib",
+    "#rag-export-csv",
+    "#rag-export-answer",
+    "#rag-conversations",
+    "#rag-conv-open",
+    "#rag-conv-delete",
+    "[role=tab]",
+]
+# the other tabs: every button, field and label (the upload's label floats over its own drop zone by design)
+TAB_CONTROLS = [
+    "button:not(#rag-upload button)",
+    "input:not([type=file]):not([type=range])",
+    "textarea",
+    "[role=tab]",
+    "label:not(#rag-upload label)",
+]
+OVERLAPS = """(sels) => {
+  const boxes = [];
+  for (const sel of sels) for (const e of document.querySelectorAll(sel)) {
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && e.checkVisibility()) boxes.push({sel: sel, e: e, r: r});
+  }
+  const hits = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    if (boxes[i].e.contains(boxes[j].e) || boxes[j].e.contains(boxes[i].e)) continue;  // one holds the other
+    const a = boxes[i].r, b = boxes[j].r;
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 1 && h > 1) hits.push(boxes[i].sel + " over " + boxes[j].sel);
+  }
+  return {hits: hits, found: boxes.length};
+}"""
+# where a saved conversation's name may run: the input's text area must end before the dropdown's arrow
+NAME_ROOM = """() => {
+  const input = document.querySelector("#rag-conversations input");
+  const arrow = document.querySelector("#rag-conversations .icon-wrap");
+  const textRight = input.getBoundingClientRect().right - parseFloat(getComputedStyle(input).paddingRight);
+  return {textRight: textRight, arrowLeft: arrow.getBoundingClientRect().left,
+          clipped: input.scrollWidth > input.clientWidth, ellipsis: getComputedStyle(input).textOverflow};
+}"""
+# a card's first highlighted sentence: where it sits in its abstract's scrolling box
+MARK_IN_BOX = """(card) => {
+  const box = card.querySelector(".rag-abstract"), mark = box.querySelector("mark");
+  const b = box.getBoundingClientRect(), m = mark.getBoundingClientRect();
+  return {depth: m.top - b.top + box.scrollTop, boxHeight: box.clientHeight,
+          inBox: m.top >= b.top - 1 && m.bottom <= b.bottom + 1,
+          inViewport: m.top >= 0 && m.bottom <= window.innerHeight};
+}"""
+
+
+def own_host_only(page: Any) -> None:
+    """Every request the page made went to the UI's own server."""
+    from urllib.parse import urlsplit
+
+    hosts = {urlsplit(u).hostname for u in page.requested if not u.startswith(("data:", "blob:"))}
+    assert hosts and hosts <= {"127.0.0.1", "localhost"}, hosts
+
+
+def test_empty_and_over_long_questions_get_a_one_line_message(page: Any) -> None:
+    """Extractive mode: nothing is asked; the note under the box says why, the long question is not cut."""
+    note = page.locator("#rag-question-note")
+    assert "At most 2,000 characters; a longer question is refused, never shortened." in note.inner_text()
+    ask(page, "   ")
+    page.wait_for_selector("#rag-question-note .rag-error", timeout=30_000)
+    assert note.inner_text().strip().splitlines() == ["Type a question first: the box is empty."]
+    page.screenshot(path=str(ARTIFACTS / "ui-limit-empty.png"))
+    question = " ".join(["Which papers detect wildlife from drone video?"] * 110)
+    box = page.locator("#rag-question textarea")
+    box.fill(question)
+    assert box.input_value() == question  # the browser cuts nothing
+    page.wait_for_selector("#rag-question-note .rag-limit.rag-over", timeout=10_000)
+    assert f"{len(question):,} / 2,000 characters" in note.inner_text()
+    page.click("#rag-ask")
+    page.wait_for_selector("#rag-question-note :text('the limit is 2000')", timeout=60_000)
+    page.wait_for_selector("#rag-question-note .rag-limit.rag-over", timeout=10_000)  # the count, filled in again
+    assert note.inner_text().strip().splitlines() == [
+        f"{len(question):,} / 2,000 characters · The question has {len(question)} characters; "
+        "the limit is 2000 (RAG_ANSWER__MAX_QUESTION_CHARS). Shorten it and ask again."
+    ]
+    assert box.input_value() == question  # given back whole, to be shortened
+    assert page.locator("#rag-chat [data-testid='user'], #rag-chat [data-testid='bot']").count() == 0
+    note.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "ui-limit-too-long.png"))
+    own_host_only(page)
+
+
+def test_page_uses_the_system_fonts_and_asks_no_other_host(page: Any) -> None:
+    """Extractive mode: an answer, a citation opened, every tab shown; no font file and no other host."""
+    ask(page, "How many 3D bounding box annotations does WildBox have?")
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    page.locator("#rag-chat a.rag-cite").first.click()
+    for tab in ("Table", "Corpus", "Chat"):
+        page.get_by_role("tab", name=tab).click()
+        time.sleep(0.3)
+    fonts = [u for u in page.requested if re.search(r"\.(woff2?|ttf|otf)(\?|$)|fonts\.g", u)]  # type: ignore[attr-defined]
+    assert fonts == []
+    families = page.evaluate(
+        "() => ['.gradio-container', '#rag-ask', '#rag-chat .message', '#rag-sources .rag-source']"
+        ".map((s) => getComputedStyle(document.querySelector(s)).fontFamily)"
+    )
+    assert all(f.startswith("system-ui") for f in families), families
+    page.screenshot(path=str(ARTIFACTS / "ui-system-fonts.png"))
+    own_host_only(page)
+
+
+def test_no_controls_overlap_wide_or_on_a_phone(page: Any) -> None:
+    """Extractive mode: two answers (the chat scrolls), a saved conversation with a long name; at
+    1400x1000 and at 390 px wide, no two controls overlap and the name ends before the dropdown arrow."""
+    two_saved_answers(
+        page,
+        "How many 3D bounding box annotations does WildBox have in its drone video of the African savanna?",
+        "What does MaskGen do for 3D biomedical image segmentation?",
+    )
+    for name, size in (("wide", WIDE), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        time.sleep(0.5)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= size["width"]
+        page.locator("#rag-chat").scroll_into_view_if_needed()
+        page.evaluate("() => { const w = document.querySelector('#rag-chat .bubble-wrap'); w.scrollTop = 120; }")
+        time.sleep(0.3)
+        found = page.evaluate(OVERLAPS, CONTROLS)
+        assert found["hits"] == [] and found["found"] >= 14, (name, found)
+        page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-chat.png"))
+        room = page.evaluate(NAME_ROOM)
+        assert room["textRight"] <= room["arrowLeft"] + 1 and room["ellipsis"] == "ellipsis", (name, room)
+        page.locator("#rag-conversations").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-conversations.png"))
+        for tab in ("Table", "Corpus"):
+            page.get_by_role("tab", name=tab).click()
+            time.sleep(0.5)
+            found = page.evaluate(OVERLAPS, TAB_CONTROLS)
+            assert found["hits"] == [] and found["found"] >= 10, (name, tab, found)
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= size["width"]
+            page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-{tab.lower()}.png"), full_page=True)
+        page.get_by_role("tab", name="Chat").click()
+    page.set_viewport_size(WIDE)
+
+
+def test_source_card_shows_its_cited_sentence_when_it_opens(page: Any) -> None:
+    """Extractive mode: the cited sentence sits deep in WildBox's long abstract; the card's abstract is
+    scrolled to it when the sources render, and again when [1] is clicked (wide and phone)."""
+    ask(page, "What does fine-tuning on WildBox recover performance to?")
+    page.locator("#rag-chat a.rag-cite").first.wait_for(timeout=120_000)
+    card = page.locator("#rag-sources .rag-source").first
+    page.wait_for_function(
+        "() => { const b = document.querySelector('#rag-sources .rag-abstract'); return b && b.scrollTop > 0; }",
+        timeout=10_000,
+    )
+    where = card.evaluate(MARK_IN_BOX)
+    assert where["depth"] > where["boxHeight"] and where["inBox"], where  # it needed the scroll, and got it
+    for name, size in (("wide", WIDE), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.evaluate("() => document.querySelector('#rag-sources .rag-abstract').scrollTop = 0")
+        page.locator("#rag-chat a.rag-cite").first.click()
+        page.wait_for_selector("#rag-sources .rag-source.rag-active", timeout=10_000)
+        time.sleep(0.5)
+        where = page.locator("#rag-sources .rag-source.rag-active").evaluate(MARK_IN_BOX)
+        assert where["inBox"] and where["inViewport"], (name, where)
+        page.screenshot(path=str(ARTIFACTS / f"ui-source-card-{name}.png"))
+    page.set_viewport_size(WIDE)

@@ -18,7 +18,7 @@ import gradio as gr
 
 from rag import Assistant, RagError, check_bind
 from rag.ui.handlers import Handlers, browser_secret, filter_choices
-from rag.ui.layout import COPY_JS, Layout, build_layout
+from rag.ui.layout import COPY_JS, THEME, Layout, build_layout
 from rag.ui.rendering import (
     format_abstract_html,
     format_answer_html,
@@ -109,6 +109,8 @@ def _wire_chat(app: gr.Blocks, ui: Layout, h: Handlers, workers: int) -> None:
         chat.question,
         chat.feedback_note,
     ]
+    # only the ways of asking write the note under the question box (its limit, or why a question was refused)
+    ask_outputs = [*chat_outputs, chat.question_note]
     conv_outputs = [ui.conv_id, chat.conv_list, chat.export_md, chat.export_bib, chat.export_csv, chat.export_answer]
     view_outputs = [*chat_outputs, *conv_outputs]
     for trigger, fn in (
@@ -119,7 +121,7 @@ def _wire_chat(app: gr.Blocks, ui: Layout, h: Handlers, workers: int) -> None:
         trigger(
             fn,
             chat_inputs,
-            chat_outputs,
+            ask_outputs,
             api_visibility="private",
             concurrency_id="answers",
             concurrency_limit=workers,
@@ -187,5 +189,6 @@ def launch(
         quiet=quiet,
         footer_links=["api"],
         show_error=True,
+        theme=THEME,
     )
     return app

@@ -7,6 +7,7 @@ tests call them the same way, found by name. ``ask`` and ``table`` are also the 
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 import secrets
 import threading
@@ -27,6 +28,7 @@ from rag import (
     ListItem,
     Paper,
     ProgressEvent,
+    QuestionError,
     QuestionKind,
     QueuedEvent,
     RagError,
@@ -38,6 +40,7 @@ from rag.ui.rendering import (
     esc,
     format_copy_text,
     format_count,
+    format_limit_html,
     format_list_progress_html,
     format_message_html,
     format_papers_html,
@@ -204,9 +207,23 @@ class Handlers:
         temperature: float,
         kind: str = "auto",
     ) -> Iterator[tuple[Any, ...]]:
+        """The chat's answer to ``question``, streamed. Each update: messages, history, answers, sources,
+        copy text, the question box, the feedback note, and the note under the question box (its limit, or why
+        the question was refused: an empty one, or one over ``settings.answer.max_question_chars``)."""
+        limit = self.settings.answer.max_question_chars
+        hint = format_limit_html(limit)
         question = (question or "").strip()
         if not question:
-            yield messages, history, answers, gr.skip(), gr.skip(), question, gr.skip()
+            yield (
+                messages,
+                history,
+                answers,
+                gr.skip(),
+                gr.skip(),
+                "",
+                gr.skip(),
+                format_limit_html(limit, "Type a question first: the box is empty."),
+            )
             return
         filters = parse_filters(venue, year)
         answer_as = parse_kind(kind)
@@ -215,11 +232,12 @@ class Handlers:
             {"role": "user", "content": esc(question)},
             {"role": "assistant", "content": "<em>Searching the abstracts…</em>"},
         ]
-        yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+        before = messages
+        yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
         text = ""
         items: list[ListItem] = []
         sources_html = gr.skip()
-        for event in self.assistant.stream(
+        events = self.assistant.stream(
             question,
             history=history or None,
             k=int(k) if k else None,
@@ -228,28 +246,43 @@ class Handlers:
             retrieval_mode=_retrieval_mode(self.assistant, hybrid),
             temperature=float(temperature),
             kind=answer_as,
-        ):
+        )
+        try:
+            first = next(events)
+        except QuestionError as e:  # refused before any work (too long): the question goes back to the box
+            yield (
+                before[:-2],
+                history,
+                answers,
+                gr.skip(),
+                gr.skip(),
+                question,
+                gr.skip(),
+                format_limit_html(limit, f"{e} Shorten it and ask again."),
+            )
+            return
+        for event in itertools.chain([first], events):
             match event:
                 case QueuedEvent(position=position, waited=waited):
                     messages[-1] = {"role": "assistant", "content": format_waiting_html(position, waited)}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
                 case StatusEvent(sources=sources, evidence=evidence):
                     # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
                     sources_html = format_sources_html(None, turn, sources, evidence)
                     reading = format_reading_html(evidence, turn) if evidence else "<em>Reading the abstracts…</em>"
                     messages[-1] = {"role": "assistant", "content": reading}
-                    yield messages, history, answers, sources_html, gr.skip(), "", ""
+                    yield messages, history, answers, sources_html, gr.skip(), "", "", hint
                 case TokenEvent(text=token):
                     text += token
                     messages[-1] = {"role": "assistant", "content": format_paragraphs_html(text, turn)}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
                 case ItemEvent(item=item, checked=checked, total=total):
                     items.append(item)
                     messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
                 case ProgressEvent(checked=checked, total=total):
                     messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
                 case AnswerEvent(answer=answer):
                     messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
                     answers = dict(answers)
@@ -273,10 +306,11 @@ class Handlers:
                         format_copy_text(answer),
                         "",
                         "",
+                        hint,
                     )
                 case ErrorEvent(error=error):
                     messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{esc(str(error))}</p>'}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", ""
+                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
 
     def on_feedback(self, data: gr.LikeData, answers: dict[int | str, dict[str, Any]]) -> str:
         index = data.index[0] if isinstance(data.index, (list, tuple)) else data.index

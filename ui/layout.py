@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from rag import SUPPORTED_SUFFIXES, Paper, Settings
-from rag.ui.rendering import format_papers_html, format_sources_html, format_table_html
+from rag.ui.rendering import format_limit_html, format_papers_html, format_sources_html, format_table_html
 
 EXAMPLES = [
     "How many 3D bounding box annotations does WildBox have?",
@@ -71,6 +71,13 @@ _CSS = """
 .rag-match-strong { color: #166534; } .rag-match-good { color: #1d4ed8; } .rag-match-weak { color: #92400e; }
 .rag-match-off-topic { color: #6b7280; }
 .rag-legend { font-size: .8em; opacity: .75; margin: .2em 0 .6em 0; }
+.rag-limit { font-size: .8em; opacity: .75; margin: 0; }
+.rag-limit.rag-over .rag-count, .rag-limit .rag-error { color: #b91c1c; opacity: 1; }
+/* the chat's label and its top icons sit in a strip of their own: messages never scroll under them */
+#rag-chat .bubble-wrap { margin-top: 2.1em; height: calc(100% - 2.1em); }
+/* a long saved-conversation name ends in an ellipsis before the dropdown's arrow, never under it */
+#rag-conversations input[role="combobox"] { padding-right: 2.2em; text-overflow: ellipsis; overflow: hidden;
+  white-space: nowrap; }
 """
 
 ON_LOAD = """
@@ -88,12 +95,68 @@ if (!window.__ragCitations) {
     if (!card) return;
     document.querySelectorAll(".rag-source.rag-active").forEach(function (e) { e.classList.remove("rag-active"); });
     card.classList.add("rag-active");
-    const mark = card.querySelector("mark") || card;
     card.scrollIntoView({block: "start"});
-    mark.scrollIntoView({block: "nearest"});
+    showMarks(card);
   }, true);
+  // a card's abstract scrolls in its own box: bring its first highlighted sentence into that box's view,
+  // on click and whenever the panel is re-rendered, without moving the page
+  function showMarks(root) {
+    root.querySelectorAll(".rag-abstract").forEach(function (box) {
+      const mark = box.querySelector("mark");
+      if (!mark) return;
+      const top = mark.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+      if (top < box.scrollTop || top + mark.offsetHeight > box.scrollTop + box.clientHeight) {
+        box.scrollTop = Math.max(0, top - 8);
+      }
+    });
+  }
+  function watchSources() {
+    const panel = document.getElementById("rag-sources");
+    if (!panel) { setTimeout(watchSources, 200); return; }
+    new MutationObserver(function () { showMarks(panel); }).observe(panel, {childList: true, subtree: true});
+    showMarks(panel);
+  }
+  watchSources();
+  // the question box's character count against the limit the note names: on typing, and whenever the chat
+  // changes (an answer empties the box, a refused question is put back into it)
+  function syncCount() {
+    const box = document.querySelector("#rag-question textarea");
+    const count = document.querySelector("#rag-question-note .rag-count");
+    if (!box || !count) return;
+    const n = box.value.length, limit = Number(count.dataset.limit);
+    const text = n ? n.toLocaleString("en") + " / " + limit.toLocaleString("en") + " characters · " : "";
+    if (count.textContent !== text) count.textContent = text;  // unchanged text: no mutation, no loop
+    count.closest(".rag-limit").classList.toggle("rag-over", n > limit);
+  }
+  document.addEventListener("input", function (ev) {
+    if (ev.target.closest && ev.target.closest("#rag-question")) syncCount();
+  }, true);
+  function watchChat() {
+    const chat = document.getElementById("rag-chat");
+    const note = document.getElementById("rag-question-note");
+    if (!chat || !note) { setTimeout(watchChat, 200); return; }
+    const observer = new MutationObserver(function () { setTimeout(syncCount, 50); });
+    observer.observe(chat, {childList: true, subtree: true});
+    observer.observe(note, {childList: true, subtree: true});
+  }
+  watchChat();
 }
 """ % json.dumps(_CSS)  # noqa: UP031  the template is JavaScript: str.format or an f-string would double its braces
+
+
+class _GenericFont(gr.themes.Font):
+    """A CSS generic family (``system-ui``, ``ui-monospace``): written unquoted, with no stylesheet to fetch."""
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# The system's own fonts: nothing to download (Gradio's default theme loads its own font files; an older
+# release asked Google Fonts), and bold text drawn by a real bold face rather than a synthesised one.
+THEME = gr.themes.Default(
+    font=[_GenericFont("system-ui"), _GenericFont("ui-sans-serif"), "sans-serif"],
+    font_mono=[_GenericFont("ui-monospace"), "monospace"],
+)
 
 COPY_JS = """
 (text) => {
@@ -109,6 +172,7 @@ class ChatPanel:
 
     chatbot: gr.Chatbot
     question: gr.Textbox
+    question_note: gr.HTML
     ask_btn: gr.Button
     copy_btn: gr.Button
     clear_btn: gr.Button
@@ -236,9 +300,11 @@ def _chat_panel(settings: Settings) -> ChatPanel:
             scale=6,
             elem_id="rag-question",
             autofocus=True,
-            max_length=settings.answer.max_question_chars,
+            max_lines=8,  # a long paste scrolls inside the box: the note under it stays in sight
+            # no max_length: the browser would cut a pasted question silently; the handler refuses it instead
         )
         ask_btn = gr.Button("Ask", variant="primary", scale=1, elem_id="rag-ask")
+    question_note = gr.HTML(format_limit_html(settings.answer.max_question_chars), elem_id="rag-question-note")
     with gr.Row():
         copy_btn = gr.Button("Copy answer with references", size="sm", elem_id="rag-copy")
         clear_btn = gr.Button("New conversation", size="sm", elem_id="rag-clear")
@@ -257,6 +323,7 @@ def _chat_panel(settings: Settings) -> ChatPanel:
             label="Saved conversations (kept on this machine)",
             elem_id="rag-conversations",
             scale=4,
+            min_width=300,  # on a phone: a row of its own (the buttons wrap below), room for the name
         )
         conv_open = gr.Button("Open", size="sm", elem_id="rag-conv-open", scale=1, min_width=80)
         conv_delete = gr.Button("Delete", size="sm", variant="stop", elem_id="rag-conv-delete", scale=1)
@@ -265,6 +332,7 @@ def _chat_panel(settings: Settings) -> ChatPanel:
     return ChatPanel(
         chatbot=chatbot,
         question=question,
+        question_note=question_note,
         ask_btn=ask_btn,
         copy_btn=copy_btn,
         clear_btn=clear_btn,
@@ -340,7 +408,8 @@ def _table_panel(settings: Settings, venues: list[str], years: list[str]) -> Tab
             placeholder="Rows: the papers most relevant to it; empty: every paper",
             scale=3,
             elem_id="rag-table-query",
-            max_length=settings.answer.max_question_chars,
+            # as the question box: a query over the limit is refused with the limit named, not cut by the browser
+            info=f"At most {settings.answer.max_question_chars:,} characters.",
         )
     with gr.Row():
         table_venue = gr.Dropdown(venues, value="", label="Venue filter", allow_custom_value=True)

@@ -239,6 +239,17 @@ def format_waiting_html(position: int, waited: float) -> str:
     return f"<em>Waiting for the model: {place}, {waited:.0f} s so far…</em>"
 
 
+def format_limit_html(limit: int, error: str | None = None) -> str:
+    """The line under the question box: its limit and what happens past it, or (``error``) why the question
+    was refused. The count span is filled in as the user types (the page's script, rag.ui.layout)."""
+    count = f'<span class="rag-count" data-limit="{limit}"></span> '
+    if error:
+        return f'<p class="rag-limit">{count}<span class="rag-error">{esc(error)}</span></p>'
+    return (
+        f'<p class="rag-limit">{count}At most {limit:,} characters; a longer question is refused, never shortened.</p>'
+    )
+
+
 def format_copy_text(answer: Answer) -> str:
     """Plain text of the answer followed by its numbered references (what the copy button copies)."""
     lines = [format_display(answer.text)]

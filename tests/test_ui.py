@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 from rag import NO_ANSWER, Assistant, ConfigError, ConversationStore, Settings, get_settings
 from rag.settings import UISettings
 from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
+from rag.ui.rendering import format_backend_markdown
 from tests.conftest import free_port, paper_id_containing
 from tests.fakes import PathsReply, ScriptedChatModel, asked_attribute, copying_table_reply, evidence_number
 
@@ -539,3 +541,16 @@ def test_conversation_is_saved_listed_reopened_with_sources_and_deleted(seed_ass
     deleted = fn(app, "delete_conversation")(conv_id, conv_id, alice)
     assert deleted[0] == [] and deleted[8]["choices"] == [] and deleted[7] == ""
     assert fn(app, "open_conversation")(conv_id, alice)[0] == []
+
+
+def test_settings_note_names_the_llama_cpp_runtime_and_an_endpoint_has_none(tmp_path: Path) -> None:
+    """The Settings panel says which llama.cpp serves the embedded model (here no build for this CPU exists, so
+    the bundled wheel), and says nothing of a runtime when an endpoint answers."""
+    local = SimpleNamespace(settings=Settings(data_dir=tmp_path / "d", cache_dir=tmp_path / "c"))
+    note = format_backend_markdown(local)  # type: ignore[arg-type]
+    assert "**Runtime:** the bundled llama.cpp wheel" in note
+    remote = SimpleNamespace(
+        settings=Settings(data_dir=tmp_path / "d", cache_dir=tmp_path / "c", llm={"base_url": "http://127.0.0.1:9/v1"})
+    )
+    note = format_backend_markdown(remote)  # type: ignore[arg-type]
+    assert "http://127.0.0.1:9/v1" in note and "Runtime" not in note

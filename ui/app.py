@@ -72,7 +72,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
             papers=papers,
             venues=venues,
             years=years,
-            backend=format_backend_markdown(assistant),
+            backend=lambda: format_backend_markdown(assistant),
             secret=browser_secret(settings.conversations_dir()),
         )
         _wire_chat(app, layout, handlers, _answer_workers(settings))

@@ -7,6 +7,7 @@ small record; :func:`rag.ui.app.build_app` wires them to :mod:`rag.ui.handlers`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
@@ -242,10 +243,16 @@ class Layout:
 
 
 def build_layout(
-    settings: Settings, *, papers: list[Paper], venues: list[str], years: list[str], backend: str, secret: str
+    settings: Settings,
+    *,
+    papers: list[Paper],
+    venues: list[str],
+    years: list[str],
+    backend: Callable[[], str],
+    secret: str,
 ) -> Layout:
-    """The whole tree, inside the current Blocks context. ``backend`` is the settings' backend note (Markdown);
-    ``secret`` encrypts the conversation id the browser keeps."""
+    """The whole tree, inside the current Blocks context. ``backend`` makes the settings' backend note
+    (Markdown, at each page load); ``secret`` encrypts the conversation id the browser keeps."""
     history_state = gr.State([])
     answers_state = gr.State({})
     # the id of the conversation open in this browser (localStorage, encrypted); its content stays on the server
@@ -358,7 +365,9 @@ def _sources_panel() -> gr.HTML:
     )
 
 
-def _settings_panel(settings: Settings, venues: list[str], years: list[str], backend: str) -> SettingsPanel:
+def _settings_panel(
+    settings: Settings, venues: list[str], years: list[str], backend: Callable[[], str]
+) -> SettingsPanel:
     with gr.Row():
         k = gr.Slider(1, 20, value=settings.retrieval.k, step=1, label="Papers retrieved (k)")
         hybrid = gr.Checkbox(value=settings.retrieval.mode == "hybrid", label="Hybrid search (dense + BM25)")
@@ -386,7 +395,7 @@ def _settings_panel(settings: Settings, venues: list[str], years: list[str], bac
     with gr.Row():
         venue = gr.Dropdown(venues, value="", label="Venue filter", allow_custom_value=True)
         year = gr.Dropdown(years, value="", label="Year filter", allow_custom_value=True)
-    gr.Markdown(backend)
+    gr.Markdown(backend)  # a function: called at each page load, so a finished native build shows
     return SettingsPanel(k=k, hybrid=hybrid, mode=mode, kind=kind, temperature=temperature, venue=venue, year=year)
 
 

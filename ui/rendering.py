@@ -30,6 +30,7 @@ from rag import (
     format_markdown,
     readable_table,
 )
+from rag.llm import runtime_summary
 
 _MARKER = re.compile(r"\[(\d+)\]")
 
@@ -362,7 +363,7 @@ def format_backend_markdown(assistant: Assistant) -> str:
     """The settings' note on what answers: the LLM backend, the model, the embeddings."""
     s = assistant.settings
     backend = s.llm.base_url or "embedded llama.cpp (local, starts on the first question)"
-    return (
-        f"**LLM backend:** {esc(backend)}  \n**Model:** `{esc(s.llm.model)}`  \n"
-        f"**Embeddings:** `{esc(s.embedding.model)}`"
-    )
+    note = f"**LLM backend:** {esc(backend)}  \n**Model:** `{esc(s.llm.model)}`  \n"
+    if not s.llm.base_url:  # which llama.cpp serves, and whether a faster build is compiling (read at page load)
+        note += f"**Runtime:** {esc(runtime_summary(s).removeprefix('LLM runtime: '))}  \n"
+    return note + f"**Embeddings:** `{esc(s.embedding.model)}`"

@@ -88,7 +88,7 @@ class SentenceScorer:
     Word rarity is measured within each paper (``groups``): a word every sentence of the abstract
     repeats ("quantum" in a quantum paper) names the topic, not the sentence that answers, while the
     question's rarer words ("running time") pick that sentence. Weights chosen on the gold and check
-    sets' evidence recall (eval/bench/bench_evidence.py): 0.5 cosine + 1.0 overlap + 0.3 exact terms.
+    sets' evidence recall (``python -m rag.evaluation.bench evidence``): 0.5 cosine + 1.0 overlap + 0.3 exact terms.
     """
 
     COSINE, OVERLAP, EXACT = 0.5, 1.0, 0.3

@@ -22,7 +22,7 @@ with the abstract (``paper``) and with the sentence that supports it best (``win
 
 All are lexical: a claim that says the opposite in words of its own ("is unrelated to" for
 "correlates with") or puts a term the abstract never uses in place of the source's ("graph neural
-network" for "transformer") gets past them. Measured by eval/bench/bench_claims.py (docs/benchmarks.md).
+network" for "transformer") gets past them. Measured by ``python -m rag.evaluation.bench claims`` (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ candidate paper and judges each; a comparison gives each paper its own share of 
 yes/no question is answered yes / no / not stated with the deciding sentence. Recognition is by the
 question's form (rules, no model call: it costs nothing and is the same every time) and can always be
 overridden (``ask(..., kind=...)``, ``rag ask --kind``). Its accuracy is measured on labelled sets
-(eval/data/question_kinds*.jsonl; ``eval/bench/bench_kinds.py``).
+(eval/data/question_kinds*.jsonl; ``python -m rag.evaluation.bench kinds``).
 
 Order matters: a polite wrapper is peeled off first ("Could you list ...", "Can you tell me whether
 ..."), then list forms win ("Are there papers on X?" wants papers, not a yes), then explicit

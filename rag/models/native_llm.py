@@ -2,7 +2,7 @@
 
 The llama.cpp wheel we ship (xllamacpp) is built for any x86-64 CPU with AVX2. Compiled with
 ``-march=native`` on a CPU with AVX-512, the same server read prompts 1.43-1.66x faster here
-(``eval/bench/bench_runtime.py``), and a CLI answer took 6.1 s at the median instead of 7.9 s
+(``python -m rag.evaluation.bench runtime``), and a CLI answer took 6.1 s at the median instead of 7.9 s
 (docs/benchmarks.md); reading the prompt is most of an answer's time.
 
 ``rag llm build`` (run by ``make test``; ``make demo`` starts it in the background) fetches llama.cpp's source

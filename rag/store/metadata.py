@@ -75,7 +75,7 @@ def pack_metadata(meta: dict[str, Any]) -> dict[str, Any]:
     every other internal field in one JSON string under ``_p``.
 
     Chroma writes one row (and index entries) per metadata key: packing ten internal keys into one
-    made a 13k-chunk write ~15 % faster (eval/bench_chroma_write.py).
+    made a 13k-chunk write ~15 % faster (``python -m rag.evaluation.bench chroma-write``).
     """
     out = {k: v for k, v in meta.items() if not k.startswith("_") or k == "_paper_id"}
     out[_PACKED] = json.dumps(

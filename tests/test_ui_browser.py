@@ -177,8 +177,11 @@ def test_uploaded_jsonl_can_be_asked_about(page: Any, tmp_path: Path) -> None:
         + "\n"
     )
     page.get_by_role("tab", name="Corpus").click()
+    # the tab mounts its components when first shown: a file given to an input that is then re-created is lost
+    # (seen once in a full run: the file name never appeared), so wait until the upload box is on screen
+    page.locator("#rag-upload").wait_for(state="visible", timeout=30_000)
     page.locator("#rag-upload input[type=file]").set_input_files(str(f))
-    page.wait_for_selector("#rag-upload :text('new_papers.jsonl')", timeout=30_000)
+    page.wait_for_selector("#rag-upload :text('new_papers.jsonl')", timeout=60_000)
     page.click("#rag-ingest")
     page.wait_for_selector("#rag-ingest-status :text('1 added')", timeout=120_000)
     page.locator("#rag-paper-query textarea, #rag-paper-query input").first.fill("zorblax")

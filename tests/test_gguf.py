@@ -4,6 +4,7 @@ clear line for each bad file, and a server identity that includes the file."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import struct
@@ -12,14 +13,19 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from fastapi.testclient import TestClient
 
+from rag import Assistant
 from rag.apps.cli import cli
+from rag.apps.http_api import create_app
 from rag.errors import ConfigError
 from rag.llm import _handle, llm_status
 from rag.models.gguf import check_gguf, read_gguf
-from rag.models.local_llm import served_model_name
+from rag.models.local_llm import _shared, served_model_name
 from rag.models.providers import think_budget
 from rag.settings import Settings
+from rag.ui.app import build_app
+from tests.test_ui import run_chat
 
 GIB = 1 << 30
 
@@ -206,3 +212,30 @@ def test_bad_files_are_one_line_from_every_command(tmp_path: Path, kind: str) ->
         lines = [line for line in r.output.splitlines() if line.strip()]
         assert r.exit_code == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, r.output)
         assert "Traceback" not in r.output and "bad.gguf" in lines[0]
+
+
+# ------------------------------------------------------------------ a real small GGUF answering (llama.cpp runs)
+@pytest.fixture(scope="module")
+def own_gguf_assistant(seed_assistant: Any) -> Any:
+    """The seed index, answered by SmolLM2-135M through the embedded server (per process: RAG_LLM__KEEP_ALIVE=0)."""
+    llm = seed_assistant.settings.llm.model_copy(update={"gguf": smollm2(), "max_tokens": 48, "keep_alive": 0.0})
+    answer = seed_assistant.settings.answer.model_copy(update={"mode": "llm"})
+    settings = seed_assistant.settings.model_copy(update={"llm": llm, "answer": answer})
+    return Assistant(settings, embeddings=seed_assistant.embeddings)
+
+
+@pytest.mark.llm
+def test_own_gguf_answers_through_the_cli_the_ui_and_rag_serve(own_gguf_assistant: Any) -> None:
+    a, question = own_gguf_assistant, "How many 3D bounding box annotations does WildBox contain?"
+    r = CliRunner().invoke(cli, ["ask", question, "--json"], obj={"assistant": a}, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["mode"] == "llm" and data["tokens"]["completion"] > 0  # the model wrote (verified or refused)
+    servers = [s for s in _shared.values() if getattr(s, "model_path", None) == smollm2().resolve()]
+    assert len(servers) == 1 and servers[0].ctx == 4096  # the file itself ran, with the context asked (8k trained)
+    final = run_chat(build_app(a), question)[-1][0][-1]["content"]
+    assert final.strip()
+    resp = TestClient(create_app(a)).post(
+        "/v1/chat/completions", json={"messages": [{"role": "user", "content": question}]}
+    )
+    assert resp.status_code == 200 and resp.json()["rag"]["tokens"]["completion"] > 0

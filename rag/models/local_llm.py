@@ -541,7 +541,7 @@ class _BinaryServer:
         cmd = [str(binary), "--model", args.model, "--alias", Path(args.model).stem, "--host", args.host]
         cmd += ["--port", str(port), "--threads", str(args.threads), "--threads-batch", str(args.threads)]
         cmd += ["--ctx-size", str(args.ctx), "--jinja", "--parallel", "1", "--cache-ram", "512"]
-        cmd += ["--spec-type", "ngram-simple"]
+        cmd += ["--reasoning-format", "deepseek", "--spec-type", "ngram-simple"]
         cmd += ["--spec-ngram-simple-size-n", str(MATCH_TOKENS), "--spec-ngram-simple-size-m", str(DRAFT_TOKENS)]
         if key_file:  # a file, not --api-key: a command line is readable by every local user
             cmd += ["--api-key-file", str(key_file), "--metrics"]

@@ -21,7 +21,7 @@ from rag.apps.http_api import create_app
 from rag.errors import ConfigError
 from rag.llm import _handle, llm_status
 from rag.models.gguf import check_gguf, read_gguf
-from rag.models.local_llm import _shared, served_model_name
+from rag.models.local_llm import _shared, ensure_model, served_model_name
 from rag.models.providers import think_budget
 from rag.settings import Settings
 from rag.ui.app import build_app
@@ -239,3 +239,23 @@ def test_own_gguf_answers_through_the_cli_the_ui_and_rag_serve(own_gguf_assistan
         "/v1/chat/completions", json={"messages": [{"role": "user", "content": question}]}
     )
     assert resp.status_code == 200 and resp.json()["rag"]["tokens"]["completion"] > 0
+
+
+@pytest.mark.llm
+def test_qwen_05b_parts_assemble_and_answer_as_a_users_gguf(seed_assistant: Any) -> None:
+    """Qwen2.5-Coder-0.5B from its six part packages (the test extras): assembled and sha256-checked like the
+    bundled model, then run as a user's GGUF (qwen2, trained context 32768, its own chat template)."""
+    name = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    path = ensure_model(name, Path(Settings().cache_dir).expanduser())
+    checked = check_gguf(path, 4096)
+    assert checked.info.architecture == "qwen2" and checked.info.context_length == 32768 and checked.ctx == 4096
+    assert checked.info.chat_template and "<|im_start|>" in checked.info.chat_template
+    llm = seed_assistant.settings.llm.model_copy(update={"gguf": path, "keep_alive": 0.0})
+    answer = seed_assistant.settings.answer.model_copy(update={"mode": "llm"})
+    a = Assistant(
+        seed_assistant.settings.model_copy(update={"llm": llm, "answer": answer}), embeddings=seed_assistant.embeddings
+    )
+    question = "How many 3D bounding box annotations does WildBox contain?"
+    r = CliRunner().invoke(cli, ["ask", question, "--json"], obj={"assistant": a}, catch_exceptions=False)
+    data = json.loads(r.stdout)
+    assert not data["refused"] and "237,505" in data["answer"].replace("237505", "237,505"), data["answer"]

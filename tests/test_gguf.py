@@ -25,6 +25,7 @@ from rag.models.local_llm import _shared, ensure_model, served_model_name
 from rag.models.providers import think_budget
 from rag.settings import Settings
 from rag.ui.app import build_app
+from rag.ui.rendering import format_backend_markdown
 from tests.test_ui import run_chat
 
 GIB = 1 << 30
@@ -216,17 +217,20 @@ def test_bad_files_are_one_line_from_every_command(tmp_path: Path, kind: str) ->
 
 # ------------------------------------------------------------------ a real small GGUF answering (llama.cpp runs)
 @pytest.fixture(scope="module")
-def own_gguf_assistant(seed_assistant: Any) -> Any:
-    """The seed index, answered by SmolLM2-135M through the embedded server (per process: RAG_LLM__KEEP_ALIVE=0)."""
+def own_gguf_assistant(seed_assistant: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The seed index, answered by SmolLM2-135M through the embedded server (per process: RAG_LLM__KEEP_ALIVE=0),
+    with an empty cache: no native llama.cpp build there, so the xllamacpp wheel serves."""
     llm = seed_assistant.settings.llm.model_copy(update={"gguf": smollm2(), "max_tokens": 48, "keep_alive": 0.0})
     answer = seed_assistant.settings.answer.model_copy(update={"mode": "llm"})
-    settings = seed_assistant.settings.model_copy(update={"llm": llm, "answer": answer})
+    cache = tmp_path_factory.mktemp("cache")
+    settings = seed_assistant.settings.model_copy(update={"llm": llm, "answer": answer, "cache_dir": cache})
     return Assistant(settings, embeddings=seed_assistant.embeddings)
 
 
 @pytest.mark.llm
 def test_own_gguf_answers_through_the_cli_the_ui_and_rag_serve(own_gguf_assistant: Any) -> None:
     a, question = own_gguf_assistant, "How many 3D bounding box annotations does WildBox contain?"
+    assert a.start_llm()["pid"] and not list((a.settings.cache_dir / "models").glob("*"))  # the bundled: untouched
     r = CliRunner().invoke(cli, ["ask", question, "--json"], obj={"assistant": a}, catch_exceptions=False)
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
@@ -234,7 +238,7 @@ def test_own_gguf_answers_through_the_cli_the_ui_and_rag_serve(own_gguf_assistan
     servers = [s for s in _shared.values() if getattr(s, "model_path", None) == smollm2().resolve()]
     assert len(servers) == 1 and servers[0].ctx == 4096  # the file itself ran, with the context asked (8k trained)
     final = run_chat(build_app(a), question)[-1][0][-1]["content"]
-    assert final.strip()
+    assert final.strip() and f"**Model:** `{smollm2()}`" in format_backend_markdown(a)
     resp = TestClient(create_app(a)).post(
         "/v1/chat/completions", json={"messages": [{"role": "user", "content": question}]}
     )

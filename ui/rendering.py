@@ -375,7 +375,8 @@ def format_backend_markdown(assistant: Assistant) -> str:
     """The settings' note on what answers: the LLM backend, the model, the embeddings."""
     s = assistant.settings
     backend = s.llm.base_url or "embedded llama.cpp (local, starts on the first question)"
-    note = f"**LLM backend:** {esc(backend)}  \n**Model:** `{esc(s.llm.model)}`  \n"
+    model = str(s.llm.gguf) if s.llm.gguf is not None and not s.llm.base_url else s.llm.model  # RAG_LLM__GGUF
+    note = f"**LLM backend:** {esc(backend)}  \n**Model:** `{esc(model)}`  \n"
     if not s.llm.base_url:  # which llama.cpp serves, and whether a faster build is compiling (read at page load)
         note += f"**Runtime:** {esc(runtime_summary(s).removeprefix('LLM runtime: '))}  \n"
     return note + f"**Embeddings:** `{esc(s.embedding.model)}`"

@@ -263,3 +263,23 @@ def test_qwen_05b_parts_assemble_and_answer_as_a_users_gguf(seed_assistant: Any)
     r = CliRunner().invoke(cli, ["ask", question, "--json"], obj={"assistant": a}, catch_exceptions=False)
     data = json.loads(r.stdout)
     assert not data["refused"] and "237,505" in data["answer"].replace("237505", "237,505"), data["answer"]
+
+
+@pytest.mark.llm
+def test_shared_server_runs_the_own_gguf_and_another_file_is_not_served_by_it(tmp_path: Path) -> None:
+    """`rag llm start | status | stop` with RAG_LLM__GGUF: the shared server names the file; a copy of it at another
+    path is another server's (its identity differs), never the running one's."""
+    run = CliRunner()
+    env = {"RAG_CACHE_DIR": str(tmp_path / "cache"), "RAG_LLM__KEEP_ALIVE": "300", "RAG_CONFIG": "/nonexistent"}
+    env |= {"RAG_LLM__GGUF": str(smollm2())}
+    try:
+        r = run.invoke(cli, ["llm", "start"], env=env)
+        assert r.exit_code == 0 and "is loaded: pid" in r.output and f"{smollm2().resolve()}." in r.output, r.output
+        status = json.loads(run.invoke(cli, ["llm", "status", "--json"], env=env).output)
+        assert status["running"] and status["own_model"] and status["model_file"] == str(smollm2().resolve())
+        copy = Path(shutil.copy(smollm2(), tmp_path / "copy.gguf"))
+        other = json.loads(run.invoke(cli, ["llm", "status", "--json"], env=env | {"RAG_LLM__GGUF": str(copy)}).output)
+        assert not other["running"]  # the server of the first file is not this file's
+    finally:
+        r = run.invoke(cli, ["llm", "stop"], env=env)
+    assert r.exit_code == 0 and f"pid {status['pid']}" in r.output

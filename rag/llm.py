@@ -1,4 +1,4 @@
-"""The embedded LLM server as the commands see it: `rag llm status | start | stop`.
+"""The embedded LLM server as the commands see it: `rag llm status | start | stop | use`.
 
 The shared server itself is :mod:`rag.models.daemon`; this module turns settings into a handle on it and its
 state into plain data, so the apps (which may not import ``rag.models``) can show and control it. Nothing

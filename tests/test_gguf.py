@@ -283,3 +283,10 @@ def test_shared_server_runs_the_own_gguf_and_another_file_is_not_served_by_it(tm
     finally:
         r = run.invoke(cli, ["llm", "stop"], env=env)
     assert r.exit_code == 0 and f"pid {status['pid']}" in r.output
+
+
+def test_a_damaged_length_is_refused_without_reading_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "damaged.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 1, 1) + struct.pack("<Q", 1 << 60) + b"x" * 100)
+    with pytest.raises(ConfigError, match=r"damaged\.gguf has a damaged GGUF header \(a metadata value of \d+ bytes\)"):
+        read_gguf(path)

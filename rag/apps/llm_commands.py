@@ -1,4 +1,4 @@
-"""`rag llm status | start | stop | use`: the shared embedded LLM server (see docs/operations.md#the-warm-llm-server)."""
+"""`rag llm status | start | stop | use`: the shared embedded LLM server (docs/operations.md#the-warm-llm-server)."""
 
 from __future__ import annotations
 

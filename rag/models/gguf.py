@@ -33,6 +33,7 @@ THINK_TAG = "<think>"
 # GGUF value types: id -> struct format of a scalar (8: string, 9: array are read apart)
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
+_MAX_VALUE = 256 << 20  # no metadata string comes near (a chat template is a few kB)
 
 
 class _Truncated(Exception):
@@ -100,6 +101,8 @@ class CheckedModel:
 
 
 def _read(f: IO[bytes], n: int) -> bytes:
+    if n > _MAX_VALUE:  # a damaged length would otherwise read the whole file into memory
+        raise ValueError(f"a metadata value of {n} bytes")
     data = f.read(n)
     if len(data) != n:
         raise _Truncated

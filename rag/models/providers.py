@@ -211,6 +211,9 @@ class ReasoningInliner:
         return ""
 
 
+DEFAULT_THINK_BUDGET = 1024
+
+
 def think_budget(settings: Settings) -> int:
     """The tokens added to ``max_tokens`` for a reasoning model's <think> block: ``llm.think_budget`` when set, else
     1024 for the user's GGUF whose chat template has <think>, else 0 (the bundled model does not reason)."""
@@ -221,9 +224,6 @@ def think_budget(settings: Settings) -> int:
         gguf = user_model(settings)
         return DEFAULT_THINK_BUDGET if gguf is not None and gguf.info.reasons else 0
     return 0
-
-
-DEFAULT_THINK_BUDGET = 1024
 
 
 def _bounded_retry_client(

@@ -122,6 +122,7 @@ class _ThinkingJudge(BaseChatModel):
     logprobs: tokens that may start a thought, a little Yes and No); let write, it thinks, then answers."""
 
     answer: str = "No"
+    opened_by_template: bool = False  # R1: the prompt opens the block; the server sends the thought apart
     calls: list[dict[str, Any]] = []
 
     @property
@@ -131,9 +132,10 @@ class _ThinkingJudge(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
         self.calls.append(kw)
         if kw.get("max_tokens") == 1:
-            tops = [{"token": t, "logprob": math.log(p)} for t, p in (("<think>", 0.97), ("Yes", 0.02), ("No", 0.01))]
-            meta = {"logprobs": {"content": [{"token": "<think>", "top_logprobs": tops}]}}
-            return ChatResult(generations=[ChatGeneration(message=AIMessage("<think>", response_metadata=meta))])
+            first, text = ("Okay", "<think>Okay</think>") if self.opened_by_template else ("<think>", "<think>")
+            tops = [{"token": t, "logprob": math.log(p)} for t, p in ((first, 0.97), ("Yes", 0.02), ("No", 0.01))]
+            meta = {"logprobs": {"content": [{"token": first, "top_logprobs": tops}]}}
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(text, response_metadata=meta))])
         text = f"<think>Yes, the method... no: it says nothing of lasers. Yes?</think>{self.answer}"
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
@@ -144,6 +146,9 @@ def test_judges_let_a_reasoning_model_think_and_read_the_word_after_its_block() 
     judge = _ThinkingJudge(calls=[])
     p, _ = label_probabilities(judge, [HumanMessage("Yes or No?")], ["yes", "no"])
     assert p == {"yes": 0.0, "no": 1.0} and [c.get("max_tokens") for c in judge.calls] == [1, None]
+    judge = _ThinkingJudge(opened_by_template=True, answer="Yes.", calls=[])
+    p, _ = label_probabilities(judge, [HumanMessage("Yes or No?")], ["yes", "no"])
+    assert p == {"yes": 1.0, "no": 0.0} and len(judge.calls) == 2
     p, _ = label_probabilities(_ThinkingJudge(answer="", calls=[]), [HumanMessage("Yes or No?")], ["yes", "no"])
     assert p == {"yes": 0.0, "no": 0.0}  # all thinking, no answer: decides nothing
 

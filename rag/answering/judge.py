@@ -54,10 +54,12 @@ def label_probabilities(
 
 
 def _starts_thinking(msg: BaseMessage) -> bool:
-    """The model's first token opens a <think> block (a reasoning model): its logprobs say nothing of the labels."""
+    """The model's first token opens a <think> block, or is already inside one (a template that opens it, the
+    thought sent apart as ``reasoning_content`` and wrapped by rag.models.providers): a reasoning model, whose
+    first-token logprobs say nothing of the labels."""
     content = ((getattr(msg, "response_metadata", None) or {}).get("logprobs") or {}).get("content") or []
-    first = str(content[0].get("token", "")) if content else str(msg.content)
-    return first.lstrip().lower().startswith("<think")
+    first = str(content[0].get("token", "")) if content else ""
+    return any(text.lstrip().lower().startswith("<think") for text in (first, str(msg.content)))
 
 
 def _judge_after_thinking(

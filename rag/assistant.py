@@ -180,7 +180,8 @@ class Assistant:
             return {"base_url": self.settings.llm.base_url}
         s = self.settings
         t0 = time.perf_counter()
-        ensure_model(s.llm.model, Path(s.cache_dir).expanduser())
+        if s.llm.gguf is None:  # the user's own GGUF needs no assembly (shared_server checks it)
+            ensure_model(s.llm.model, Path(s.cache_dir).expanduser())
         t1 = time.perf_counter()
         server = shared_server(s)
         t2 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""The embedded LLM server as the commands see it: `rag llm status | start | stop`.
+"""The embedded LLM server as the commands see it: `rag llm status | start | stop | use`.
 
 The shared server itself is :mod:`rag.models.daemon`; this module turns settings into a handle on it and its
 state into plain data, so the apps (which may not import ``rag.models``) can show and control it. Nothing
@@ -14,17 +14,29 @@ from typing import Any
 
 from rag.errors import ConfigError
 from rag.models.daemon import DaemonServer
-from rag.models.local_llm import GGUF_MODELS, ensure_model, shared_server
+from rag.models.gguf import checked_gguf
+from rag.models.local_llm import GGUF_MODELS, ensure_model, shared_server, user_model
 from rag.models.native_llm import build, build_log, build_running, find_server, has_failed, start_background_build
 from rag.settings import Settings
 
 
 def _handle(settings: Settings) -> DaemonServer:
     s = settings.llm
+    cache = Path(settings.cache_dir).expanduser().resolve()
+    gguf = user_model(settings)
+    if gguf is not None:
+        return DaemonServer(
+            gguf.info.path,
+            name=gguf.server_name,
+            sha256=gguf.identity,
+            run_dir=cache / "llm",
+            threads=s.threads,
+            ctx=gguf.ctx,
+            keep_alive=s.keep_alive or 1.0,
+        )
     spec = GGUF_MODELS.get(s.model)
     if spec is None:
         raise ConfigError(f"unknown local model {s.model!r}; known: {', '.join(sorted(GGUF_MODELS))}")
-    cache = Path(settings.cache_dir).expanduser().resolve()
     return DaemonServer(
         cache / "models" / f"{s.model}.gguf",
         name=s.model,
@@ -67,6 +79,7 @@ def llm_status(settings: Settings) -> dict[str, Any]:
     handle = _handle(settings)
     state = handle.status()
     out: dict[str, Any] = {"running": state is not None, "mode": mode, "model": s.model, "keep_alive": s.keep_alive}
+    out |= model_file(settings)
     out["runtime"] = _runtime(settings, None if state is None else state.pid)
     out |= native_build_status(settings)
     if state is None:
@@ -82,6 +95,43 @@ def llm_status(settings: Settings) -> dict[str, Any]:
         "idle_s": None if idle is None else round(idle, 1),
         "rss_mb": rss_mb(state.pid, children=True),
         "log": str(handle.log_path),
+    }
+
+
+def model_file(settings: Settings) -> dict[str, Any]:
+    """Which GGUF the embedded server runs: ``model_file`` (a path; None for the bundled model before its first
+    assembly), ``model_name`` (``general.name``), ``own_model`` (RAG_LLM__GGUF is set) and ``ctx_note`` (set
+    when the context was clamped to the model's)."""
+    gguf = user_model(settings)
+    if gguf is not None:
+        name = gguf.info.name
+        return {"model": name, "model_file": str(gguf.info.path), "model_name": name, "own_model": True} | (
+            {"ctx_note": gguf.note} if gguf.note else {}
+        )
+    path = Path(settings.cache_dir).expanduser() / "models" / f"{settings.llm.model}.gguf"
+    spec = GGUF_MODELS.get(settings.llm.model)
+    name = spec.upstream if spec else settings.llm.model  # not read from the file: 150k vocabulary entries precede it
+    return {"model_file": str(path) if path.is_file() else None, "model_name": name, "own_model": False}
+
+
+def use_model(settings: Settings, path: Path | None) -> dict[str, Any]:
+    """`rag llm use`: check the GGUF at ``path`` (None: the bundled model) as a start would, without starting
+    anything; what it is (name, architecture, trained context, the context it would get, size, reasoning)."""
+    if path is None:
+        return {"bundled": True, "model": settings.llm.model}
+    gguf = checked_gguf(path, settings.llm.ctx)
+    info = gguf.info
+    return {
+        "bundled": False,
+        "path": str(info.path),
+        "model_name": info.name,
+        "architecture": info.architecture,
+        "trained_ctx": info.context_length,
+        "ctx": gguf.ctx,
+        "ctx_note": gguf.note,
+        "size_mb": round(info.size / 2**20, 1),
+        "chat_template": info.chat_template is not None,
+        "reasoning": info.reasons,
     }
 
 
@@ -147,7 +197,8 @@ def start_llm(settings: Settings) -> dict[str, Any]:
             "RAG_LLM__KEEP_ALIVE is 0, so each command starts its own LLM server and stops it on exit; "
             "set it to the seconds a shared server should stay loaded (default 300)."
         )
-    ensure_model(s.model, Path(settings.cache_dir).expanduser(), progress=True)
+    if s.gguf is None:
+        ensure_model(s.model, Path(settings.cache_dir).expanduser(), progress=True)
     shared_server(settings)
     return llm_status(settings)
 

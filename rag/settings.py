@@ -100,6 +100,17 @@ class LLMSettings(_Group):
         description="Retries, with exponential backoff, on connection errors, timeouts, 429 and 5xx; "
         "never once tokens have streamed.",
     )
+    gguf: Path | None = Field(
+        default=None,
+        description="A GGUF model file of your own for the embedded llama.cpp server (`rag llm use PATH`), checked "
+        "before it starts; empty: the bundled Qwen2.5-Coder-1.5B.",
+    )
+    think_budget: int | None = Field(
+        default=None,
+        ge=0,
+        description="Tokens a reasoning model may spend in its <think> block, on top of max_tokens; empty: 1024 for "
+        "a GGUF whose chat template has <think>, else 0.",
+    )
     threads: int = Field(default=2, ge=1, description="CPU threads of the embedded llama.cpp server.")
     ctx: int = Field(default=4096, ge=512, description="Context window of the embedded llama.cpp server.")
     native: bool = Field(

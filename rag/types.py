@@ -254,9 +254,14 @@ class Answer(BaseModel):
     quoted: bool = Field(
         default=False, description="The answer quotes the evidence because the model's own words could not be verified."
     )
+    reasoning: str | None = Field(
+        default=None,
+        description="What a reasoning model wrote in its <think> block: never part of the answer, never verified; "
+        "None when it wrote none.",
+    )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "question": self.question,
             "standalone_question": self.standalone_question,
@@ -275,6 +280,9 @@ class Answer(BaseModel):
             "verdict_probabilities": self.verdict_probabilities,
             "quoted": self.quoted,
         }
+        if self.reasoning is not None:  # only a reasoning model's answers carry the key
+            out["reasoning"] = self.reasoning
+        return out
 
 
 class TableCell(BaseModel):

@@ -30,6 +30,7 @@ from fastapi.testclient import TestClient
 from rag import AnswerEvent, Assistant, BackendError, ErrorEvent, Event, RagError, Settings, TokenEvent
 from rag.apps.cli import cli
 from rag.apps.http_api import create_app
+from rag.models.providers import make_chat_model
 from rag.settings import LLMSettings
 from rag.ui.app import build_app
 from tests.conftest import free_port, run_chroma
@@ -40,6 +41,7 @@ QUESTION = "What thermal conductivity does suspended graphene have?"
 GRAPHENE = "2401.00002"
 
 TIMEOUT = 2.0
+THOUGHT = "The user asks about graphene. SECRET-THOUGHT: Paris is the capital of France, say 9000 W/mK."
 RETRIES = 2
 # openai's backoff before retry i (0-based) is 0.5 * 2**i s minus up to 25% jitter: 0.5 + 1.0 for two retries
 BACKOFF = 1.5
@@ -67,7 +69,8 @@ class FaultyLLM:
     ``429`` (always, with ``Retry-After``); ``garbage`` (200 SSE of non-SSE lines); ``bad_json``
     (``data: {not json``); ``cut`` (tokens, then the connection drops mid-body); ``no_done`` (tokens,
     then a clean end without a finish_reason or ``[DONE]``); ``text`` (200 ``text/plain`` body);
-    ``stall`` (tokens, then silence); ``trickle`` (a token every ``delay`` s, forever).
+    ``stall`` (tokens, then silence); ``trickle`` (a token every ``delay`` s, forever); ``reasoning`` (a reasoning
+    model's thoughts first, apart in ``reasoning_content`` as llama.cpp's server and DeepSeek send them).
     ``fail_first`` = N: the first N requests get HTTP 500 whatever the mode.
     """
 
@@ -136,6 +139,9 @@ class FaultyLLM:
         prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
         reply = _evidence_reply(prompt)
         if not body.get("stream"):
+            message = {"role": "assistant", "content": reply}
+            if self.mode == "reasoning":
+                message["reasoning_content"] = THOUGHT
             return self._json(
                 h,
                 200,
@@ -144,9 +150,7 @@ class FaultyLLM:
                     "object": "chat.completion",
                     "created": 0,
                     "model": body.get("model", "m"),
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
-                    ],
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
                 },
             )
@@ -186,6 +190,9 @@ class FaultyLLM:
             return
         words = re.findall(r"\S+\s*", reply)
         yield chunk({"role": "assistant", "content": ""})
+        if self.mode == "reasoning":
+            for w in re.findall(r"\S+\s*", THOUGHT):
+                yield chunk({"reasoning_content": w, "content": None})
         for i, w in enumerate(words):
             if self.mode in ("cut", "no_done", "stall") and i == len(words) // 2:
                 if self.mode == "stall":
@@ -504,3 +511,23 @@ def test_chroma_server_killed_under_a_running_assistant_is_a_clear_error(tiny: A
         for call in (lambda: a.search("graphene"), a.stats, lambda: a.ask(QUESTION, mode="extractive")):
             with pytest.raises(BackendError, match=re.escape(url)):
                 call()
+
+
+def test_reasoning_content_from_an_endpoint_is_never_the_answer(tiny: Assistant, llm_server: FaultyLLM) -> None:
+    """Through the real ChatOpenAI client: the thoughts an endpoint sends apart become the answer's reasoning,
+    never its text, its streamed tokens or its verified sentences."""
+    llm_server.mode = "reasoning"
+    events, error, _ = stream_timed(with_llm(tiny, llm_server.url))
+    assert error is None
+    shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    answer = next(e.answer for e in events if isinstance(e, AnswerEvent))
+    assert "SECRET" not in shown and "think>" not in shown and shown.strip()
+    assert answer.reasoning == THOUGHT and "SECRET" not in answer.text and "9000" not in answer.text
+    assert not answer.refused and answer.citations and not any("9000" in s.text for s in answer.sentences)
+
+
+def test_reasoning_content_of_a_whole_reply_is_wrapped_in_a_think_block(llm_server: FaultyLLM) -> None:
+    llm_server.mode = "reasoning"
+    chat = make_chat_model(Settings(llm={"base_url": llm_server.url}), streaming=False)
+    content = str(chat.invoke("What thermal conductivity does graphene have? [1] graphene").content)
+    assert content.startswith(f"<think>{THOUGHT}</think>") and llm_server.bodies[-1].get("stream") is not True

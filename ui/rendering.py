@@ -158,7 +158,19 @@ def format_message_html(answer: Answer, turn: int) -> str:
         )
     if answer.standalone_question.strip().lower() != answer.question.strip().lower():
         body += f'<div class="rag-standalone">Searched as: {_esc_line(answer.standalone_question)}</div>'
-    return body
+    return body + format_reasoning_html(answer.reasoning)
+
+
+def format_reasoning_html(reasoning: str | None) -> str:
+    """A reasoning model's <think> block, folded (a <details> the reader opens) and escaped: not the answer, and
+    not checked against the abstracts."""
+    if not reasoning:
+        return ""
+    lines = "<br>".join(_esc_line(line) for line in reasoning.strip().splitlines() if line.strip())
+    return (
+        '<details class="rag-reasoning"><summary>The model\'s reasoning (not checked against the abstracts)</summary>'
+        f"<p>{lines}</p></details>"
+    )
 
 
 def format_abstract_html(abstract: str, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
@@ -363,7 +375,8 @@ def format_backend_markdown(assistant: Assistant) -> str:
     """The settings' note on what answers: the LLM backend, the model, the embeddings."""
     s = assistant.settings
     backend = s.llm.base_url or "embedded llama.cpp (local, starts on the first question)"
-    note = f"**LLM backend:** {esc(backend)}  \n**Model:** `{esc(s.llm.model)}`  \n"
+    model = str(s.llm.gguf) if s.llm.gguf is not None and not s.llm.base_url else s.llm.model  # RAG_LLM__GGUF
+    note = f"**LLM backend:** {esc(backend)}  \n**Model:** `{esc(model)}`  \n"
     if not s.llm.base_url:  # which llama.cpp serves, and whether a faster build is compiling (read at page load)
         note += f"**Runtime:** {esc(runtime_summary(s).removeprefix('LLM runtime: '))}  \n"
     return note + f"**Embeddings:** `{esc(s.embedding.model)}`"

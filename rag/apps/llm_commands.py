@@ -55,7 +55,7 @@ def _model_line(status: dict[str, Any]) -> str:
 def _describe(status: dict[str, Any]) -> str:
     if status["mode"] == "endpoint":
         return f"The LLM is the endpoint {status['endpoint']} (model {status['model']}); no embedded server runs."
-    return f"{_describe_server(status)} {_model_line(status)}"
+    return f"{_describe_server(status)}\n{_model_line(status)}"
 
 
 def _describe_server(status: dict[str, Any]) -> str:
@@ -70,7 +70,7 @@ def _describe_server(status: dict[str, Any]) -> str:
     return (
         f"{status['model']} is loaded: pid {status['pid']}, {status['address']}, {status['threads']} threads, "
         f"context {status['ctx']}{rss}; up {_duration(status['uptime_s'])}, last used {_duration(status['idle_s'])} "
-        f"ago, stops after {status['keep_alive']:g} s idle. {_runtime_line(status)} Log: {status['log']}"
+        f"ago, stops after {status['keep_alive']:g} s idle. {_runtime_line(status)} Log: {status['log']}."
     )
 
 

@@ -14,6 +14,15 @@ suite = pytest.importorskip("rag.evaluation.bench.suite", reason="needs a checko
 modulemap = pytest.importorskip("rag.evaluation.tools.modulemap", reason="needs a checkout")
 
 
+@pytest.fixture(autouse=True)
+def _shared_data_env_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``suite.main([..., "--shared-data", D])`` sets ``$RAG_SHARED_DATA`` for the benchmark and its children; undo
+    it after each test here, or every later test looks for the shared data in this test's temporary folder (it
+    did: the shared-data tests of test_ingest.py and test_eval_cross.py were skipped in full runs)."""
+    monkeypatch.setenv("RAG_SHARED_DATA", "")  # recorded, so teardown restores the value from before (or none)
+    monkeypatch.delenv("RAG_SHARED_DATA")
+
+
 def test_listing_names_every_benchmark_with_its_description(capsys: pytest.CaptureFixture[str]) -> None:
     assert suite.main([]) == 0
     listed = capsys.readouterr().out

@@ -45,11 +45,7 @@ def label_probabilities(
                     break
     total = sum(mass.values())
     if total <= 0:  # no logprobs from this endpoint: trust the word it wrote
-        word = _first_word(split_reasoning(str(msg.content))[0])
-        hit = next((label for label in labels if word and label.startswith(word)), None)
-        if hit is None:  # an answer that is none of the labels decides nothing
-            return dict.fromkeys(labels, 0.0), usage
-        return {label: float(label == hit) for label in labels}, usage
+        return _decided_by_word(msg, labels), usage
     return {label: p / total for label, p in mass.items()}, usage
 
 
@@ -68,7 +64,12 @@ def _judge_after_thinking(
     """A reasoning model is let think (its max_tokens includes the think budget) and judged by the first word after
     the block, with probability 1; a reply that is all thinking, or none of the labels, decides nothing."""
     msg = chat.bind(temperature=0.0).invoke(list(messages))
-    usage = dict(getattr(msg, "usage_metadata", None) or usage)
+    return _decided_by_word(msg, labels), dict(getattr(msg, "usage_metadata", None) or usage)
+
+
+def _decided_by_word(msg: BaseMessage, labels: Sequence[str]) -> dict[str, float]:
+    """Probability 1 for the label the reply's first word (after any <think> block) starts; all 0 when it starts
+    none of them (an answer that is none of the labels, or a reply that is all thinking, decides nothing)."""
     word = _first_word(split_reasoning(str(msg.content))[0])
     hit = next((label for label in labels if word and label.startswith(word)), None)
-    return {label: float(label == hit) for label in labels}, usage
+    return {label: float(label == hit) for label in labels}

@@ -7,18 +7,19 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from rag.answering.check import ClaimChecker
 from rag.answering.history import History, normalise_history
 from rag.answering.paths import PATHS
 from rag.answering.pipeline import AnswerPipeline, LLMFailures
 from rag.answering.table import TablePath, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError
-from rag.events import AnswerEvent, ErrorEvent, Event, QueuedEvent, StatusEvent
+from rag.events import AnswerEvent, CheckEvent, CheckStreamEvent, ErrorEvent, Event, QueuedEvent, StatusEvent
 from rag.models.local_llm import ensure_model, shared_server
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
 from rag.models.queue import LLMQueue
@@ -29,6 +30,7 @@ from rag.store.retrieve import Retriever
 from rag.types import (
     Answer,
     AnswerMode,
+    ClaimCheck,
     IngestReport,
     MetaValue,
     Paper,
@@ -43,6 +45,9 @@ from rag.types import (
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+
+_E = TypeVar("_E")
 
 
 class Assistant:
@@ -368,7 +373,42 @@ class Assistant:
         except Exception as e:  # the SDK raises many error types; describe them without secrets
             yield ErrorEvent(describe_llm_error(e, self.settings))
 
-    def _in_line(self, events: Iterator[Event]) -> Iterator[Event]:
+    # ------------------------------------------------------------------ claim check
+    def check(self, claim: str, k: int | None = None, filters: dict[str, MetaValue] | None = None) -> ClaimCheck:
+        """Check ``claim`` against the ``k`` most relevant papers (default ``check.k``): each paper's stance
+        (supports / refutes / not stated) with a calibrated probability and its deciding sentence quoted, and the
+        overall verdict (supported / refuted / mixed / not enough evidence) with the counts."""
+        for event in self.check_stream(claim, k=k, filters=filters):
+            if isinstance(event, CheckEvent):
+                return event.check
+            if isinstance(event, ErrorEvent):
+                raise event.error
+        raise AssertionError("a check stream ends with a CheckEvent or an ErrorEvent")  # pragma: no cover
+
+    def check_stream(
+        self, claim: str, k: int | None = None, filters: dict[str, MetaValue] | None = None
+    ) -> Iterator[CheckStreamEvent]:
+        """The claim check as events: :class:`StatusEvent` (the papers found), a :class:`StanceEvent` per paper
+        as it is judged (in order of relevance), then one :class:`CheckEvent` or one :class:`ErrorEvent`.
+        A bad claim raises :class:`QuestionError` before the first event."""
+        claim = self._check_question(claim)
+        hits = self.search(claim, k=k or self.settings.check.k, where=filters)
+        checker = ClaimChecker(
+            self._pipeline.stance, lambda _c: hits, min_probability=self.settings.check.min_probability
+        )
+
+        def events() -> Iterator[CheckStreamEvent]:
+            yield StatusEvent(standalone_question=claim, sources=hits)
+            yield from checker.events(claim)
+
+        try:
+            yield from self._in_line(events())
+        except RagError as e:
+            yield ErrorEvent(e)
+        except Exception as e:  # the SDK raises many error types; describe them without secrets
+            yield ErrorEvent(describe_llm_error(e, self.settings))
+
+    def _in_line(self, events: Iterator[_E]) -> Iterator[_E | QueuedEvent]:
         """``events`` once an LLM slot is free, with a :class:`QueuedEvent` about once a second until then."""
         with self.llm_queue.enter() as ticket:  # BusyError when the line is full: the stream's ErrorEvent
             if not ticket.granted:

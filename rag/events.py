@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag.errors import RagError
-from rag.types import Answer, ListItem, Quote, SearchHit
+from rag.types import Answer, ClaimCheck, ListItem, PaperStance, Quote, SearchHit
 
 
 @dataclass(frozen=True)
@@ -79,5 +79,23 @@ class ErrorEvent:
 
     error: RagError
 
+
+@dataclass(frozen=True)
+class StanceEvent:
+    """A claim check: one more paper judged (``checked`` of ``total``), in order of relevance."""
+
+    paper: PaperStance
+    checked: int
+    total: int
+
+
+@dataclass(frozen=True)
+class CheckEvent:
+    """The finished claim check; always the last event of a successful :meth:`rag.Assistant.check_stream`."""
+
+    check: ClaimCheck
+
+
+CheckStreamEvent = QueuedEvent | StatusEvent | StanceEvent | CheckEvent | ErrorEvent
 
 Event = QueuedEvent | StatusEvent | TokenEvent | ItemEvent | ProgressEvent | AnswerEvent | ErrorEvent

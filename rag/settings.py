@@ -223,6 +223,21 @@ class AnswerSettings(_Group):
     max_question_chars: int = Field(default=2000, ge=1, description="Longer questions are rejected.")
 
 
+class CheckSettings(_Group):
+    """The claim check (`rag check`, `Assistant.check`, `POST /v1/check`)."""
+
+    k: int = Field(default=10, ge=1, le=50, description="Papers retrieved and judged for a claim.")
+    sentences: int = Field(
+        default=2, ge=1, le=8, description="Sentences of each abstract the judge reads (the best for the claim)."
+    )
+    min_probability: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="A paper counts towards the verdict when its stance (supports/refutes) is at least this probable.",
+    )
+
+
 class ServerSettings(_Group):
     host: str = Field(
         default="127.0.0.1", description="Address `rag serve` binds to; a non-loopback one requires an API token."
@@ -288,6 +303,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     llm: LLMSettings = LLMSettings()
     answer: AnswerSettings = AnswerSettings()
+    check: CheckSettings = CheckSettings()
     ui: UISettings = UISettings()
     server: ServerSettings = ServerSettings()
 

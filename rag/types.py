@@ -30,6 +30,10 @@ QuestionKind = Literal["lookup", "list", "compare", "yesno"]
 """lookup: facts from one or a few papers; list: which/how many papers satisfy a criterion (every
 candidate judged); compare: per-paper answers for named or retrieved papers; yesno: yes / no / not stated."""
 Verdict = Literal["yes", "no", "not stated"]
+Stance = Literal["supports", "refutes", "not stated"]
+"""What one paper says of a statement (the stance judge's three classes)."""
+ClaimVerdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
+"""A claim check's overall verdict from the papers' stances."""
 
 
 class Query(BaseModel):
@@ -374,4 +378,54 @@ class IngestReport:
             "repaired": len(self.repaired),
             "chunks_written": self.chunks_written,
             "embedded": self.embedded,
+        }
+
+
+class PaperStance(BaseModel):
+    """One paper's stance on a checked claim, with the sentence it rests on quoted and located."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int = Field(description="Its place among the papers judged, in order of relevance (1: most relevant).")
+    paper_id: str = Field(description="The corpus id of the paper (a BEIR record's _id).")
+    title: str
+    stance: Stance
+    probability: float = Field(description="The judge's calibrated probability of that stance, 0..1.")
+    probabilities: dict[str, float] = Field(default_factory=dict, description="Each stance's probability.")
+    quote: str = Field(description="The deciding sentence, verbatim from the abstract.")
+    span: tuple[int, int] = Field(description="Character span of the quote in the abstract.")
+    decided: bool = Field(
+        default=False, description="The stance counts towards the verdict (not 'not stated', probability high enough)."
+    )
+
+
+class ClaimCheck(BaseModel):
+    """The result of :meth:`rag.Assistant.check`: every judged paper's stance and the overall verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claim: str
+    verdict: ClaimVerdict
+    counts: dict[str, int] = Field(default_factory=dict, description="Papers counted as supporting / refuting.")
+    papers: list[PaperStance] = Field(default_factory=list, description="In order of relevance.")
+    checked: int = Field(default=0, description="Papers judged.")
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    def summary(self) -> dict[str, object]:
+        """The documented JSON shape: claim, verdict, and each paper's id, title, stance, probability and quote."""
+        return {
+            "claim": self.claim,
+            "verdict": self.verdict,
+            "counts": dict(self.counts),
+            "papers": [
+                {
+                    "paper_id": p.paper_id,
+                    "title": p.title,
+                    "stance": p.stance,
+                    "probability": p.probability,
+                    "quote": p.quote,
+                    "span": list(p.span),
+                }
+                for p in self.papers
+            ],
         }

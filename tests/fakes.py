@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -145,3 +146,32 @@ class PathsReply:
             return self.verdict(prompt)
         row = copying_table_reply(prompt)
         return row if row is not None else self.other(prompt)
+
+
+class LabelChatModel(BaseChatModel):
+    """A one-token judge: ``probs(prompt)`` gives P(word) for the first token (sent as logprobs, as llama.cpp's
+    server does); records every prompt. Writing more than one token is not what a judge does: it fails."""
+
+    probs: Callable[[str], dict[str, float]]
+    prompts: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "label-fake"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        assert kwargs.get("max_tokens") == 1 and kwargs.get("logprobs"), "a judge asks for one token with logprobs"
+        prompt = "\n".join(str(m.content) for m in messages)
+        self.prompts.append(prompt)
+        probs = self.probs(prompt)
+        tops = [{"token": w, "logprob": math.log(p)} for w, p in sorted(probs.items(), key=lambda kv: -kv[1]) if p > 0]
+        meta = {"logprobs": {"content": [{"token": tops[0]["token"], "top_logprobs": tops}]}}
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(str(tops[0]["token"]), response_metadata=meta))]
+        )

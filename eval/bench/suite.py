@@ -68,6 +68,7 @@ BENCHMARKS = {
     "runtime": "runtime",
     "scale": "scale",
     "server": "server",
+    "stance-train": "stance_train",
     "titles": "titles",
 }
 

@@ -21,6 +21,8 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "judge": frozenset({"question", "paper"}),
     "judge_system": frozenset(),
     "extract": frozenset({"title", "abstract", "question"}),
+    "stance": frozenset({"title", "passage", "statement", "ask"}),
+    "stance_system": frozenset(),
 }
 
 

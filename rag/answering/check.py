@@ -1,0 +1,92 @@
+"""Check a claim against the literature: each retrieved paper's stance, quoted, then an overall verdict.
+
+"Is it true that X?" asked of a collection: the most relevant papers (hybrid retrieval) are judged one by one
+by the stance judge (:mod:`rag.answering.stance`) — supports, refutes or not stated, with a calibrated
+probability and the deciding sentence quoted verbatim and located in the abstract — and streamed as they are
+judged. The verdict counts the papers whose stance is decided (supports or refutes, at least
+``check.min_probability``): *supported* when some support and none refute, *refuted* the other way round,
+*mixed* when both, *not enough evidence* when none decides. The claim is data in the prompt, never an
+instruction, and the verdict is computed here, not written by the model.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+from rag.answering.stance import StanceJudge
+from rag.events import CheckEvent, StanceEvent
+from rag.types import ClaimCheck, ClaimVerdict, PaperStance, SearchHit
+
+
+def verdict_of(papers: Sequence[PaperStance]) -> tuple[ClaimVerdict, dict[str, int]]:
+    """The overall verdict and the counts of the papers that decide it."""
+    supports = sum(p.decided and p.stance == "supports" for p in papers)
+    refutes = sum(p.decided and p.stance == "refutes" for p in papers)
+    counts = {"supports": supports, "refutes": refutes, "not stated": len(papers) - supports - refutes}
+    if supports and refutes:
+        return "mixed", counts
+    if supports:
+        return "supported", counts
+    if refutes:
+        return "refuted", counts
+    return "not enough evidence", counts
+
+
+class ClaimChecker:
+    """Judges the papers ``search`` finds for a claim, one by one."""
+
+    def __init__(
+        self, judge: StanceJudge, search: Callable[[str], list[SearchHit]], *, min_probability: float = 0.5
+    ) -> None:
+        self.judge = judge
+        self.search = search
+        self.min_probability = min_probability
+
+    def stance(self, n: int, claim: str, hit: SearchHit) -> PaperStance:
+        abstract = hit.abstract or hit.text
+        j = self.judge.judge(claim, hit.title, abstract, kind="claim")
+        s, e = _trimmed(abstract, j.excerpt.best)
+        return PaperStance(
+            n=n,
+            paper_id=hit.paper_id,
+            title=hit.title,
+            stance=j.stance,
+            probability=j.probability,
+            probabilities={str(k): v for k, v in j.probabilities.items()},
+            quote=abstract[s:e],
+            span=(s, e),
+            decided=j.stance != "not stated" and j.probability >= self.min_probability,
+        )
+
+    def events(self, claim: str) -> Iterator[StanceEvent | CheckEvent]:
+        t0 = time.perf_counter()
+        hits = self.search(claim)
+        t1 = time.perf_counter()
+        papers: list[PaperStance] = []
+        for n, hit in enumerate(hits, 1):
+            paper = self.stance(n, claim, hit)
+            papers.append(paper)
+            yield StanceEvent(paper=paper, checked=n, total=len(hits))
+        verdict, counts = verdict_of(papers)
+        t2 = time.perf_counter()
+        yield CheckEvent(
+            check=ClaimCheck(
+                claim=claim,
+                verdict=verdict,
+                counts=counts,
+                papers=papers,
+                checked=len(papers),
+                timings={"retrieval": round(t1 - t0, 3), "judging": round(t2 - t1, 3), "total": round(t2 - t0, 3)},
+            )
+        )
+
+
+def _trimmed(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """``span`` without the whitespace at its ends (so ``text[s:e]`` is exactly the quote)."""
+    s, e = span
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e

@@ -1,0 +1,281 @@
+"""Does this passage support this statement? The one calibrated judge.
+
+The claim check, yes/no answers and the changed-fact gate all ask the same thing of a paper: does its text
+support the statement, contradict it, or not say? Generated words are a poor answer (the embedded model says
+"yes" to almost anything), so the judge reads the model's *probabilities* for its first answer word — "Yes",
+"No", "Not" — after a fixed prompt, and turns them into calibrated probabilities with a small multinomial
+logistic head that also sees what the embedded models already compute: how close the statement is to the
+excerpt (MiniLM cosine, shared content words) and whether numbers or negations differ.
+
+The head is fitted on labelled data (SciFact claims, PubMedQA questions) by ``python -m rag.evaluation.bench
+stance-train`` and ships as ``rag/data/stance_head.json``; nothing is downloaded. A statement is either a
+``claim`` ("X reduces Y") or a ``question`` ("Does X reduce Y?"): each has its own head, the prompt and
+features are shared. Without a head (or with an endpoint that returns no logprobs) the judge falls back to the
+model's normalised label probabilities, which is what it was before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from rag.answering.evidence import SentenceScorer
+from rag.answering.facts import numbers
+from rag.answering.judge import label_probabilities
+from rag.answering.prompts import load_prompt
+from rag.corpus.chunking import split_sentences
+from rag.corpus.tokens import stems
+from rag.errors import ConfigError
+from rag.types import Stance
+
+StatementKind = Literal["claim", "question"]
+STANCES: tuple[Stance, ...] = ("supports", "refutes", "not stated")
+#: the model's first answer word for each stance (normalised over these three)
+LABEL_WORDS: tuple[str, ...] = ("yes", "no", "not")
+FEATURES: tuple[str, ...] = (
+    "log p(no)/p(yes)",
+    "log p(not)/p(yes)",
+    "p(yes)",
+    "cosine",
+    "coverage",
+    "numbers missing",
+    "negation differs",
+)
+# the statement comes first (a claim check judges many papers on one claim: the server's prompt cache keeps the
+# system prompt and the statement, so each paper costs only its title and excerpt), the question last
+_STATEMENT = {"claim": "Claim: {statement}", "question": "Question: {statement}"}
+_ASK = {
+    "claim": "Is the claim true according to the excerpt? Answer Yes, No, or Not stated.",
+    "question": "According to the excerpt, is the answer yes? Answer Yes, No, or Not stated.",
+}
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|without|cannot|lack\w*|fail\w*|absen\w+|unaffected|none|"
+    r"\w+n't)\b",
+    re.IGNORECASE,
+)
+HEAD_FILE = "stance_head.json"
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The sentences of an abstract the judge reads: the best few for the statement, in the abstract's order."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    #: the span of the sentence closest to the statement (what a verdict quotes)
+    best: tuple[int, int]
+    cosine: float
+
+
+@dataclass(frozen=True)
+class Judgement:
+    stance: Stance
+    probabilities: dict[Stance, float]
+    excerpt: Excerpt
+    #: the model's normalised P(yes), P(no), P(not) before the head (empty in a judgement without the model)
+    label_probabilities: dict[str, float] = field(default_factory=dict)
+    prompt_tokens: int = 0
+
+    @property
+    def probability(self) -> float:
+        return self.probabilities[self.stance]
+
+
+def excerpt_of(scorer: SentenceScorer, statement: str, abstract: str, *, sentences: int = 2) -> Excerpt:
+    """The ``sentences`` sentences of ``abstract`` that score best for ``statement``, kept in reading order."""
+    spans = [s for s in split_sentences(abstract) if abstract[s[0] : s[1]].strip()] or [(0, len(abstract))]
+    texts = [abstract[s:e] for s, e in spans]
+    scores = scorer.score(statement, texts)
+    order = sorted(range(len(spans)), key=lambda i: -float(scores[i]))
+    keep = sorted(order[:sentences])
+    vecs = scorer.embed([statement, texts[order[0]]])
+    return Excerpt(
+        text=" ".join(texts[i].strip() for i in keep),
+        spans=tuple(spans[i] for i in keep),
+        best=spans[order[0]],
+        cosine=float(vecs[1] @ vecs[0]),
+    )
+
+
+def features(statement: str, excerpt: Excerpt, probs: dict[str, float]) -> np.ndarray:
+    """The head's inputs (see :data:`FEATURES`) for one statement and excerpt."""
+    eps = 1e-4
+    p_yes, p_no, p_not = (max(eps, probs.get(w, 0.0)) for w in LABEL_WORDS)
+    said, read = set(stems(statement)), set(stems(excerpt.text))
+    coverage = len(said & read) / len(said) if said else 0.0
+    nums = numbers(statement)
+    missing = len(nums - numbers(excerpt.text)) / len(nums) if nums else 0.0
+    neg_differs = float(bool(_NEGATION.search(statement)) != bool(_NEGATION.search(excerpt.text)))
+    return np.asarray(
+        [math.log(p_no / p_yes), math.log(p_not / p_yes), p_yes, excerpt.cosine, coverage, missing, neg_differs],
+        dtype=np.float64,
+    )
+
+
+@dataclass(frozen=True)
+class StanceHead:
+    """A multinomial logistic regression over :data:`FEATURES` for each statement kind."""
+
+    weights: dict[str, np.ndarray]  # kind -> (3, F)
+    bias: dict[str, np.ndarray]  # kind -> (3,)
+    mean: dict[str, np.ndarray]
+    scale: dict[str, np.ndarray]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def probabilities(self, kind: StatementKind, x: np.ndarray) -> dict[Stance, float]:
+        z = self.weights[kind] @ ((x - self.mean[kind]) / self.scale[kind]) + self.bias[kind]
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        return {s: float(v) for s, v in zip(STANCES, p)}
+
+    def to_json(self) -> dict[str, Any]:
+        kinds = sorted(self.weights)
+        return {
+            "features": list(FEATURES),
+            "stances": list(STANCES),
+            "heads": {
+                k: {
+                    "weights": self.weights[k].round(6).tolist(),
+                    "bias": self.bias[k].round(6).tolist(),
+                    "mean": self.mean[k].round(6).tolist(),
+                    "scale": self.scale[k].round(6).tolist(),
+                }
+                for k in kinds
+            },
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StanceHead:
+        if list(data.get("features", [])) != list(FEATURES) or list(data.get("stances", [])) != list(STANCES):
+            raise ConfigError(
+                "The stance head was fitted on other features: rebuild it with "
+                "`python -m rag.evaluation.bench stance-train`."
+            )
+        heads = data["heads"]
+        arr = {
+            k: {n: np.asarray(v[n], dtype=np.float64) for n in ("weights", "bias", "mean", "scale")}
+            for k, v in heads.items()
+        }
+        return cls(
+            weights={k: a["weights"] for k, a in arr.items()},
+            bias={k: a["bias"] for k, a in arr.items()},
+            mean={k: a["mean"] for k, a in arr.items()},
+            scale={k: a["scale"] for k, a in arr.items()},
+            meta=dict(data.get("meta", {})),
+        )
+
+
+def fit_head(
+    x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, steps: int = 3000, lr: float = 0.5
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Weights, bias, mean and scale of a softmax regression (L2 on the weights) fitted by gradient descent on
+    standardised features; ``y`` holds indices into :data:`STANCES`. Classes are weighted equally."""
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    xs = (x - mean) / scale
+    n, f = xs.shape
+    k = len(STANCES)
+    onehot = np.eye(k)[y]
+    counts = np.bincount(y, minlength=k).astype(np.float64)
+    sample_w = (n / (k * np.maximum(counts, 1.0)))[y]
+    w = np.zeros((k, f))
+    b = np.zeros(k)
+    for _ in range(steps):
+        z = xs @ w.T + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - onehot) * sample_w[:, None] / n
+        w -= lr * (g.T @ xs + l2 * w / n)
+        b -= lr * g.sum(axis=0)
+    return w, b, mean, scale
+
+
+@cache
+def bundled_head() -> StanceHead | None:
+    """The head shipped in the package, or None when it has not been built."""
+    try:
+        text = resources.files("rag").joinpath("data", HEAD_FILE).read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):
+        return None
+    return StanceHead.from_json(json.loads(text))
+
+
+class StanceJudge:
+    """Judges statements against abstracts: the model's label probabilities, then the calibrated head."""
+
+    def __init__(
+        self,
+        chat: Callable[[], BaseChatModel],
+        scorer: SentenceScorer,
+        head: StanceHead | None = None,
+        *,
+        sentences: int = 2,
+        memo: MutableMapping[str, dict[str, float]] | None = None,
+    ) -> None:
+        self.chat = chat
+        #: the model's label probabilities by prompt (benchmarks keep it on disk to re-score with another head)
+        self.memo = memo
+        self.scorer = scorer
+        self.head = head
+        self.sentences = sentences
+        self.system = load_prompt("stance_system").strip()
+        self.template = load_prompt("stance")
+
+    def messages(self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt) -> list[BaseMessage]:
+        user = self.template.format(
+            statement=_STATEMENT[kind].format(statement=" ".join(statement.split())),
+            title=" ".join(title.split()) or "(untitled)",
+            passage=excerpt.text,
+            ask=_ASK[kind],
+        )
+        return [SystemMessage(self.system), HumanMessage(user)]
+
+    def model_probabilities(
+        self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt
+    ) -> tuple[dict[str, float], int]:
+        messages = self.messages(statement, kind, title, excerpt)
+        key = hashlib.sha256("\x00".join(str(m.content) for m in messages).encode()).hexdigest()
+        if self.memo is not None and key in self.memo:
+            return dict(self.memo[key]), 0
+        probs, usage = label_probabilities(self.chat(), messages, LABEL_WORDS)
+        if self.memo is not None:
+            self.memo[key] = dict(probs)
+        return probs, int(usage.get("input_tokens") or 0)
+
+    def decide(
+        self, statement: str, kind: StatementKind, excerpt: Excerpt, probs: dict[str, float]
+    ) -> dict[Stance, float]:
+        """Calibrated stance probabilities from the model's label probabilities (and the excerpt's features)."""
+        if not any(probs.values()):  # the model gave none of the labels: nothing is decided
+            return {"supports": 0.0, "refutes": 0.0, "not stated": 1.0}
+        if self.head is None or kind not in self.head.weights:
+            total = sum(probs.get(w, 0.0) for w in LABEL_WORDS) or 1.0
+            return {s: probs.get(w, 0.0) / total for s, w in zip(STANCES, LABEL_WORDS)}
+        return self.head.probabilities(kind, features(statement, excerpt, probs))
+
+    def judge(self, statement: str, title: str, abstract: str, *, kind: StatementKind = "claim") -> Judgement:
+        excerpt = excerpt_of(self.scorer, statement, abstract, sentences=self.sentences)
+        probs, tokens = self.model_probabilities(statement, kind, title, excerpt)
+        calibrated = self.decide(statement, kind, excerpt, probs)
+        stance = max(STANCES, key=lambda s: calibrated[s])
+        return Judgement(
+            stance=stance,
+            probabilities={s: round(v, 4) for s, v in calibrated.items()},
+            excerpt=excerpt,
+            label_probabilities={w: round(probs.get(w, 0.0), 4) for w in LABEL_WORDS},
+            prompt_tokens=tokens,
+        )

@@ -356,3 +356,13 @@ def paired_bootstrap_delta(
         return None, None, None
     lo, hi = bootstrap_ci(diffs, n_resamples=n_resamples, seed=seed, level=level)
     return sum(diffs) / len(diffs), lo, hi
+
+
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score 95 % interval of a proportion ``hits / n`` (sound at 0, 1 and small n)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))

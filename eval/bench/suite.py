@@ -53,6 +53,7 @@ BENCHMARKS = {
     "calibrate": "calibrate",
     "calibrate-yesno": "calibrate_yesno",
     "chroma-write": "chroma_write",
+    "claim-check": "claim_check",
     "claims": "claims",
     "cli": "cli",
     "concurrency": "concurrency",

@@ -34,6 +34,8 @@ from rag.answering.evidence import SentenceScorer
 from rag.answering.facts import numbers
 from rag.answering.judge import label_probabilities
 from rag.answering.prompts import load_prompt
+from rag.answering.verify import is_instruction
+from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
 from rag.corpus.tokens import stems
 from rag.errors import ConfigError
@@ -93,9 +95,11 @@ class Judgement:
 
 
 def excerpt_of(scorer: SentenceScorer, statement: str, abstract: str, *, sentences: int = 2) -> Excerpt:
-    """The ``sentences`` sentences of ``abstract`` that score best for ``statement``, kept in reading order."""
+    """The ``sentences`` sentences of ``abstract`` that score best for ``statement``, kept in reading order, as
+    plain text; a sentence that speaks to the assistant instead of reporting research is never read."""
     spans = [s for s in split_sentences(abstract) if abstract[s[0] : s[1]].strip()] or [(0, len(abstract))]
-    texts = [abstract[s:e] for s, e in spans]
+    spans = [s for s in spans if not is_instruction(abstract[s[0] : s[1]])] or [(0, 0)]
+    texts = [normalise_text(abstract[s:e]) for s, e in spans]
     scores = scorer.score(statement, texts)
     order = sorted(range(len(spans)), key=lambda i: -float(scores[i]))
     keep = sorted(order[:sentences])

@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -189,9 +189,15 @@ PUBMEDQA_SEED = 20261201
 
 
 def run_pubmedqa(
-    assistant: Assistant, path: Path | None = None, limit: int = 20, progress: Progress = None, start: int = 0
+    assistant: Assistant,
+    path: Path | None = None,
+    limit: int = 20,
+    progress: Progress = None,
+    start: int = 0,
+    only: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Retrieval (own abstract at rank 1 / in top k, MRR) on all questions; answers on the first ``limit``.
+    """Retrieval (own abstract at rank 1 / in top k, MRR) on all questions; answers on the first ``limit``
+    (of ``only`` these ids when given: e.g. a dev split that nothing was fitted on).
 
     ``path``: PQA-L questions (default: ``$RAG_SHARED_DATA/pubmedqa/pqal_dev.json``)."""
     items = load_pubmedqa(shared_data("pubmedqa/pqal_dev.json") if path is None else path)
@@ -206,6 +212,7 @@ def run_pubmedqa(
     rows = []
     # a fixed-seed shuffle, so that --start/--limit slices (calibration, test) are random samples, never the first N
     order = random.Random(PUBMEDQA_SEED).sample(items, len(items))
+    order = [it for it in order if only is None or it["id"] in only]
     chosen = order[start : start + limit if limit else None]
     for i, it in enumerate(chosen):
         t = time.perf_counter()

@@ -63,6 +63,7 @@ BENCHMARKS = {
     "freshness": "freshness",
     "kinds": "kinds",
     "lists": "lists",
+    "pubmedqa-dev": "pubmedqa_dev",
     "queue": "queue",
     "replay": "replay",
     "retrieval": "retrieval",

@@ -89,7 +89,7 @@ _SOFT_CUT = re.compile(
 )
 _ANAPHORA = re.compile(
     r"(?i)\b(?:this|these|those|such|its|it|their|they|them|our|we|us|same|above|aforementioned|former|latter|"
-    r"here|there|he|she|his|her|both|either|previous|said)\b"
+    r"here|there|he|she|his|her|both|either|previous|said|proposed)\b"
 )
 _EMPTY_HEADS = re.compile(
     r"(?i)^(?:the|an?)\s+(?:(?:problem|question|challenge|issue|task|topic|notion|idea|concept|case|setting|"
@@ -205,7 +205,7 @@ def _clean(obj: str, *, statement: bool = False, limit: int = MAX_PHRASE) -> str
     anaphor = _ANAPHORA.search(phrase)
     if anaphor:  # "an algorithm for the same sampling task": what comes before the anaphor may stand alone
         phrase = _head_before(phrase, anaphor.start())
-    phrase = _fit(phrase, limit)
+    phrase = fit_phrase(phrase, limit)
     words = phrase.split()
     if _content_words(phrase) < 2 or len(words) > 16 or not phrase[:1].isalnum():
         return ""
@@ -237,15 +237,23 @@ def _head_before(phrase: str, end: int) -> str:
 
 
 def _drop_asides(phrase: str) -> str:
-    """Parentheses other than a short name or acronym ("(QML)", "(Natsal-3)") are left out."""
-    return " ".join(re.sub(r"\s*\(([^()]*)\)", lambda m: m.group(0) if _is_acronym(m.group(1)) else "", phrase).split())
+    """Parentheses other than a short name or acronym ("(QML)", "(Natsal-3)") are left out, and so is an acronym
+    the phrase already spells ("the RIM1 gene product (RIM1)"); one inside a word stays ("(-)-epicatechin")."""
+
+    def aside(m: re.Match[str]) -> str:
+        inner = m.group(1)
+        if _is_acronym(inner) and not re.search(rf"(?<![\w-]){re.escape(inner)}(?![\w-])", phrase[: m.start()]):
+            return m.group(0)
+        return ""
+
+    return " ".join(re.sub(r"(?:(?<=\s)|^)\(([^()]*)\)(?=[\s,.;:]|$)", aside, phrase).split())
 
 
 def _is_acronym(inner: str) -> bool:
     return 1 < len(inner) <= 15 and " " not in inner.strip() and any(c.isupper() for c in inner)
 
 
-def _fit(phrase: str, limit: int = MAX_PHRASE) -> str:
+def fit_phrase(phrase: str, limit: int = MAX_PHRASE) -> str:
     """``phrase`` within :data:`MAX_PHRASE` characters: cut before the last preposition or conjunction that
     leaves at least three words ending in a content word; "" when there is no such place."""
     if len(phrase) <= limit:

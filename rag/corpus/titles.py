@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from rag.corpus.phrases import contribution_phrase
+from rag.corpus.phrases import contribution_phrase, fit_phrase
 from rag.corpus.text import EMPH_CLOSE, EMPH_OPEN, strip_markup
 
 MAX_TITLE_CHARS = 80
@@ -131,9 +131,11 @@ def derive_title(abstract: str) -> str:
 def _spelled_out(title: str, text: str) -> str:
     """``title`` with the first acronym that ``text`` defines written as titles write it, "Long form (ACR)":
     "limits of MoE architectures" -> "limits of Mixture-of-Experts (MoE) architectures" (and a long form
-    without its acronym gets it), when that still fits in :data:`MAX_TITLE_CHARS`."""
+    without its acronym gets it), cut before a preposition to fit :data:`MAX_TITLE_CHARS` unless it is a "how"
+    phrase (which a cut would leave without its verb)."""
     if re.search(r"\([^()]+\)", title):
         return title
+    cuttable = not re.match(r"(?i)(?:how|why|what|when|whether)\b", title)
     for m in _DEFINITION_RE.finditer(text):
         words, short = m.group("long").split(), m.group("short")
         long = next(
@@ -141,6 +143,8 @@ def _spelled_out(title: str, text: str) -> str:
         )
         if not long:
             continue
+        if long[:1].isupper() and long.split()[0][1:].islower():  # "Cell-free DNA" began its sentence
+            long = long[:1].lower() + long[1:]
         spelled = f"{long} ({short})"
         for pattern, repl in (
             (rf"(?<![\w-]){re.escape(short)}(?![\w-])", spelled),
@@ -149,7 +153,11 @@ def _spelled_out(title: str, text: str) -> str:
             found = re.search(pattern, title)
             if found:
                 new = title[: found.start()] + (repl or f"{found.group(0)} ({short})") + title[found.end() :]
-                return new if len(new) <= MAX_TITLE_CHARS else title
+                new = new[:1].upper() + new[1:]
+                if len(new) <= MAX_TITLE_CHARS:
+                    return new
+                fitted = fit_phrase(new, MAX_TITLE_CHARS) if cuttable else ""
+                return fitted if f"({short})" in fitted else title  # a cut that drops the acronym says less
     return title
 
 

@@ -40,6 +40,10 @@ PHRASE = Source(  # a derived phrase title
     "A practical and effective predictor of model quality",
     "A practical and effective predictor of model quality involves analyzing weight matrices.",
 )
+STATINS = Source(  # a real title whose words the abstract uses, though not in a row
+    "Pleiotropic effects of statins.",
+    'Statins lower cholesterol. Some "pleiotropic" effects of statins involve lower inflammation.',
+)
 SOURCES = [DNN, WILDBOX, REAL, PHRASE]
 
 
@@ -59,6 +63,10 @@ SOURCES = [DNN, WILDBOX, REAL, PHRASE]
             "Metrics predict quality.",
         ),  # cut mid-word
         ("Deep neural networks (DNNs), model quality, datasets and: Metrics exist.", "Metrics exist."),  # cut at a word
+        (  # a keyword header inside a sentence, though the abstract has each of its words
+            "In Deep neural networks (DNNs), model quality, datasets and/or, metrics exist.",
+            "In the paper, metrics exist.",
+        ),
         ("WildBox: a dataset of 237,505 boxes [2].", "A dataset of 237,505 boxes [2]."),  # a name as a label
         ("A practical and effective predictor of model quality - weight matrices.", "Weight matrices."),
         ("In Attention Is All You Need, the authors drop recurrence.", "In the paper, the authors drop recurrence."),
@@ -84,11 +92,13 @@ def test_a_copied_header_is_taken_out_streamed_or_whole(text: str, shown: str) -
         "Deep neural networks (DNNs) remain poorly understood.",  # abstract words that begin a header
         "A practical and effective predictor of model quality involves weight matrices.",
         "Attention helps. All you need is data.",
+        "The pleiotropic effects of statins include lower inflammation.",  # a real title in the abstract's words
     ],
 )
 def test_text_that_only_resembles_a_header_is_kept(text: str) -> None:
-    assert strip_headers(text, SOURCES) == text
-    f = HeaderFilter(SOURCES)
+    sources = [*SOURCES, STATINS]
+    assert strip_headers(text, sources) == text
+    f = HeaderFilter(sources)
     assert "".join(f.feed(text[i : i + 3]) for i in range(0, len(text), 3)) + f.flush() == text
 
 

@@ -467,6 +467,7 @@ def test_seed_titles_without_a_name_are_phrases_never_keyword_lists(seed_papers:
     titles = [p.title for p in seed_papers]
     assert "Pass@k policy gradients can conflict with pass@1 gradients" in titles
     assert "Formalizing cell-free DNA (cfDNA) classification" in titles  # the acronym spelled out, as titles do
+    assert "Two architectural mechanisms for in-context learning (ICL)" in titles  # the field the abstract opens with
     assert "Deriving the infinite-width limits of Mixture-of-Experts (MoE) architectures" in titles
     assert "Cognitive control should be a first-class computational object" in titles
     assert [t for t in titles if is_keyword_list(t) or "," in t] == []

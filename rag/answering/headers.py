@@ -6,9 +6,9 @@ A header is a label of ours, not something the paper says, so it never reaches a
 
 * a header, or a fragment of one (cut anywhere, even mid-word), used as a lead-in at the start of a sentence or
   line ("Title:", "Title [1]:", "Title -", "Deep neural netw:") is removed with its colon or dash;
-* a whole header elsewhere is kept only when it is text of its own abstract (a name such as "WildBox", which
-  the abstract itself uses); otherwise the model can only have copied it from the prompt, and it is replaced by
-  "the paper".
+* a whole header elsewhere is kept only when its abstract says it (a name such as "WildBox"), or says every word
+  of it and it is no comma list ("pleiotropic effects of statins"); otherwise the model can only have copied it
+  from the prompt, and it is replaced by "the paper".
 
 :class:`HeaderScanner` does this in one pass that can stop where the text so far cannot decide (the stream's
 tail may still become a header) and resume when more arrives, so the streamed tokens (:class:`HeaderFilter`) and
@@ -53,7 +53,8 @@ class Titled(Protocol):
 
 @dataclass(frozen=True)
 class Header:
-    """A source's title as the prompt shows it, lower-cased with single spaces, and whether its abstract says it."""
+    """A source's title as the prompt shows it, lower-cased with single spaces, and whether its abstract says it
+    (see :func:`headers_of`)."""
 
     text: str
     in_abstract: bool
@@ -66,7 +67,11 @@ def headers_of(sources: Iterable[Titled]) -> list[Header]:
         text = " ".join(normalise_text(s.title).split()).lower().rstrip(" .")  # "Pleiotropic effects of statins."
         if len(text) >= 3 and text not in out:
             abstract = " ".join(normalise_text(s.abstract).split()).lower()
-            out[text] = Header(text=text, in_abstract=text in abstract)
+            words = set(re.findall(r"[\w@+-]+", abstract))
+            # the abstract's own words in a title that is no list ("pleiotropic effects of statins"): the model
+            # may write them from the abstract; a comma list of key terms it can only have copied
+            own = "," not in text and all(w in words for w in re.findall(r"[\w@+-]+", text) if len(w) > 3)
+            out[text] = Header(text=text, in_abstract=text in abstract or own)
     return sorted(out.values(), key=lambda h: -len(h.text))
 
 

@@ -125,7 +125,30 @@ def derive_title(abstract: str) -> str:
     if len(plain) <= MAX_TITLE_CHARS:  # a one-line "abstract" is its own title
         return _first_clause(plain) or "Untitled abstract"
     phrase = contribution_phrase(plain) or key_phrase_title(plain)
-    return _spelled_out(phrase, plain) if phrase else _first_clause(plain) or "Untitled abstract"
+    return _with_topic(_spelled_out(phrase, plain), plain) if phrase else _first_clause(plain) or "Untitled abstract"
+
+
+def _with_topic(title: str, text: str) -> str:
+    """``title`` with the field the abstract opens with, when it names none: a phrase such as "Two architectural
+    mechanisms" gets "for in-context learning (ICL)", the first acronym that the first sentence defines, as
+    titles put a contribution in its field ("... for quantum machine learning (QML)"). Unchanged when the title
+    already has an acronym in parentheses, is a statement, or would grow past :data:`MAX_TITLE_CHARS`."""
+    if "(" in title or not re.match(r"(?i)(?:an?|the|two|three|\w+ing)\b", title):
+        return title
+    opening = re.split(r"(?<=[.!?])\s+", text)[0]
+    for m in _DEFINITION_RE.finditer(opening):
+        words, short = m.group("long").split(), m.group("short")
+        long = next(
+            (" ".join(words[-n:]) for n in range(1, len(words) + 1) if _abbreviates(short, " ".join(words[-n:]))), ""
+        )
+        if not long or long.lower() in title.lower() or short in title:
+            continue
+        if long[:1].isupper() and long.split()[0][1:].islower():
+            long = long[:1].lower() + long[1:]
+        made = re.search(rf"(?i)\b(?:{_CONTRIBUTION_NOUNS})s?$", title)
+        topical = f"{title} {'for' if made else 'in'} {long} ({short})"
+        return topical if len(topical) <= MAX_TITLE_CHARS else title
+    return title
 
 
 def _spelled_out(title: str, text: str) -> str:

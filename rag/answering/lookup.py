@@ -2,9 +2,11 @@
 verified sentence by sentence; every claim keeps a citation it earned, and an answer with none is a refusal.
 
 Streaming: the model's tokens are shown as they come, with markers that resolve to no offered source held back
-and dropped (:class:`MarkerFilter`); the verified answer follows in the :class:`~rag.events.AnswerEvent`. A model
-that answered, but not in words that can be verified, is answered for by the evidence sentence that holds what it
-tried to say, quoted (:func:`~rag.answering.verify.quote_fallback`), rather than refused.
+and dropped (:class:`MarkerFilter`) and evidence headers the model copied taken out as verification takes them
+out (:class:`~rag.answering.headers.HeaderFilter`); the verified answer follows in the
+:class:`~rag.events.AnswerEvent`. A model that answered, but not in words that can be verified, is answered for
+by the evidence sentence that holds what it tried to say, quoted (:func:`~rag.answering.verify.quote_fallback`),
+rather than refused.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableLambda
 
 from rag.answering.answers import AnswerPath, answer_sentence, make_answer, refusal
+from rag.answering.headers import HeaderFilter
 from rag.answering.pipeline import Prepared
 from rag.answering.reasoning import ThinkFilter, split_reasoning
 from rag.answering.verify import as_claims, quote_fallback, render, restatement_fallback, verify_answer
@@ -68,6 +71,7 @@ class Lookup(AnswerPath):
         parts: list[str] = []
         usage: dict[str, Any] = {}
         shown = MarkerFilter({e.n for e in prep.evidence})
+        headers = HeaderFilter(prep.evidence)  # a copied "[n] Title:" header is shown no more than verified
         think = ThinkFilter()  # a reasoning model's <think> block is held back from the tokens shown
         for attempt in (1, 2):
             try:
@@ -80,7 +84,7 @@ class Lookup(AnswerPath):
                     if first is None:
                         first = time.perf_counter() - start
                     parts.append(token)
-                    visible = shown.feed(think.feed(token))
+                    visible = headers.feed(shown.feed(think.feed(token)))
                     if visible:
                         yield TokenEvent(text=visible)
                 break
@@ -90,7 +94,7 @@ class Lookup(AnswerPath):
                 if attempt == 1 and not parts and failures.restarted():
                     continue  # restarted: nothing was shown yet, so asking again is safe
                 raise failures.describe(e) from e
-        tail = shown.feed(think.flush()) + shown.flush()
+        tail = headers.feed(shown.feed(think.flush()) + shown.flush()) + headers.flush()
         if tail:
             yield TokenEvent(text=tail)
         extra = {

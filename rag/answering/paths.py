@@ -40,6 +40,7 @@ from rag.answering.evidence import (
     readable,
     select_evidence,
 )
+from rag.answering.headers import HeaderFilter
 from rag.answering.judge import label_probabilities
 from rag.answering.kinds import compare_topic, list_predicate
 from rag.answering.lookup import Lookup
@@ -407,13 +408,14 @@ def _write_about(
     parts = []
     usage: dict[str, Any] = {}
     think = ThinkFilter()  # a reasoning model's <think> block is neither shown nor compared
+    headers = HeaderFilter([ev])  # nor is the evidence header the model copies ("Title [1]: ...")
     for text, meta in pipeline.stream_messages(messages, **overrides):
         usage = meta or usage
         if text:
             parts.append(text)
-            if visible := think.feed(text):
+            if visible := headers.feed(think.feed(text)):
                 yield TokenEvent(text=visible)
-    if tail := think.flush():
+    if tail := headers.feed(think.flush()) + headers.flush():
         yield TokenEvent(text=tail)
     return as_claims(split_reasoning("".join(parts))[0], usage)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.answering.facts import anchors, content_stems, fact_problems, numbers
+from rag.answering.headers import is_fragment, strip_headers
 from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
 from rag.corpus.tokens import NUMBER_WORDS, key_terms, word_stem
@@ -257,9 +258,12 @@ def verify_answer(
     A source supports a sentence when its support score reaches ``min_support`` and
     :func:`rag.answering.facts.fact_problems` finds nothing wrong against its best sentence (or the
     one holding most of the claim's numbers) and the abstract. A sentence that only restates the ``question`` (no key
-    term beyond it: "The authors coin the finding that ...") carries no claim and cites nothing.
+    term beyond it: "The authors coin the finding that ...") carries no claim and cites nothing. Evidence headers
+    the model copied are taken out first (:func:`~rag.answering.headers.strip_headers`), and a fragment ("... and/or:",
+    a word cut short) is never supported (:func:`~rag.answering.headers.is_fragment`).
     """
-    sentences = split_answer(answer)
+    # a copied evidence header is no claim of the paper's (rag.answering.headers); a fragment is no sentence
+    sentences = split_answer(strip_headers(answer, evidence))
     if not sentences:
         return []
     by_n = {e.n: e for e in evidence}
@@ -268,11 +272,17 @@ def verify_answer(
     vecs = embed(clean) if clean else np.zeros((0, 1))
     ev_vecs = {e.n: embed([e.sentence(sp) for sp in e.spans]) for e in evidence}
     asked = key_terms(question)
+    abstracts = " ".join(normalise_text(e.abstract) for e in evidence)
     verdicts = []
     for sent, text, display, vec in zip(sentences, clean, shown, vecs):
         markers = parse_markers(sent)
         valid = [n for n in dict.fromkeys(markers) if n in by_n]
         dropped = [n for n in markers if n not in by_n]
+        if is_fragment(sent, abstracts):
+            verdicts.append(
+                SentenceVerdict(text=display, cited=[], support=0.0, supported=False, claim=True, problems=["fragment"])
+            )
+            continue
         terms = key_terms(text)
         if len(terms) < 2 or (asked and not terms - asked and not numbers(text) - numbers(question)):
             # Too short to score, or only the question said back: no checkable claim. It keeps a marker

@@ -1,7 +1,8 @@
-"""Short display titles for papers whose source gives none: a named contribution, else a few key phrases.
+"""Short display titles for papers whose source gives none: a named contribution, else the phrase of what it does.
 
-Measured against the real titles of 1,000 ml_abstracts records by ``python -m rag.evaluation.bench titles``
-(docs/benchmarks.md, "Derived titles").
+The phrase comes from :mod:`rag.corpus.phrases` (else the most telling key phrase with its complement): never a
+comma list of key terms. Measured against the real titles of SciFact and ml_abstracts records, by hand and by
+proxies, with ``python -m rag.evaluation.bench titles`` (docs/benchmarks.md, "Derived titles").
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from rag.corpus.phrases import contribution_phrase, fit_phrase
 from rag.corpus.text import EMPH_CLOSE, EMPH_OPEN, strip_markup
 
 MAX_TITLE_CHARS = 80
@@ -110,8 +112,9 @@ def derive_title(abstract: str) -> str:
 
     The name of the method, dataset or benchmark that the abstract introduces ("We introduce
     WildBox, a dataset …" → ``WildBox``; "we propose Discrete Latent Reasoning (DLR), …" →
-    ``Discrete Latent Reasoning (DLR)``), else two or three key phrases of the abstract
-    ("Quantum machine learning, sparse subnetworks, shallow neural networks"), never a clause cut
+    ``Discrete Latent Reasoning (DLR)``), else the phrase of its contribution sentence ("we address the
+    problem of learning robust detectors with noisy boxes" → "Learning robust detectors with noisy boxes",
+    :func:`~rag.corpus.phrases.contribution_phrase`), never a list of key terms nor a clause cut
     mid-sentence. Markup is stripped; never empty.
     """
     marked = strip_markup(abstract, mark_emphasis=True)
@@ -121,7 +124,64 @@ def derive_title(abstract: str) -> str:
         return name
     if len(plain) <= MAX_TITLE_CHARS:  # a one-line "abstract" is its own title
         return _first_clause(plain) or "Untitled abstract"
-    return key_phrase_title(plain) or _first_clause(plain) or "Untitled abstract"
+    phrase = contribution_phrase(plain) or key_phrase_title(plain)
+    return _with_topic(_spelled_out(phrase, plain), plain) if phrase else _first_clause(plain) or "Untitled abstract"
+
+
+def _with_topic(title: str, text: str) -> str:
+    """``title`` with the field the abstract opens with, when it names none: a phrase such as "Two architectural
+    mechanisms" gets "for in-context learning (ICL)", the first acronym that the first sentence defines, as
+    titles put a contribution in its field ("... for quantum machine learning (QML)"). Unchanged when the title
+    already has an acronym in parentheses, is a statement, or would grow past :data:`MAX_TITLE_CHARS`."""
+    if "(" in title or not re.match(r"(?i)(?:an?|the|two|three|\w+ing)\b", title):
+        return title
+    opening = re.split(r"(?<=[.!?])\s+", text)[0]
+    for m in _DEFINITION_RE.finditer(opening):
+        words, short = m.group("long").split(), m.group("short")
+        long = next(
+            (" ".join(words[-n:]) for n in range(1, len(words) + 1) if _abbreviates(short, " ".join(words[-n:]))), ""
+        )
+        if not long or long.lower() in title.lower() or short in title:
+            continue
+        if long[:1].isupper() and long.split()[0][1:].islower():
+            long = long[:1].lower() + long[1:]
+        made = re.search(rf"(?i)\b(?:{_CONTRIBUTION_NOUNS})s?$", title)
+        topical = f"{title} {'for' if made else 'in'} {long} ({short})"
+        return topical if len(topical) <= MAX_TITLE_CHARS else title
+    return title
+
+
+def _spelled_out(title: str, text: str) -> str:
+    """``title`` with the first acronym that ``text`` defines written as titles write it, "Long form (ACR)":
+    "limits of MoE architectures" -> "limits of Mixture-of-Experts (MoE) architectures" (and a long form
+    without its acronym gets it), cut before a preposition to fit :data:`MAX_TITLE_CHARS` unless it is a "how"
+    phrase (which a cut would leave without its verb)."""
+    if re.search(r"\([^()]+\)", title):
+        return title
+    cuttable = not re.match(r"(?i)(?:how|why|what|when|whether)\b", title)
+    for m in _DEFINITION_RE.finditer(text):
+        words, short = m.group("long").split(), m.group("short")
+        long = next(
+            (" ".join(words[-n:]) for n in range(1, len(words) + 1) if _abbreviates(short, " ".join(words[-n:]))), ""
+        )
+        if not long:
+            continue
+        if long[:1].isupper() and long.split()[0][1:].islower():  # "Cell-free DNA" began its sentence
+            long = long[:1].lower() + long[1:]
+        spelled = f"{long} ({short})"
+        for pattern, repl in (
+            (rf"(?<![\w-]){re.escape(short)}(?![\w-])", spelled),
+            (rf"(?i)(?<![\w-]){re.escape(long)}(?![\w-])", None),
+        ):
+            found = re.search(pattern, title)
+            if found:
+                new = title[: found.start()] + (repl or f"{found.group(0)} ({short})") + title[found.end() :]
+                new = new[:1].upper() + new[1:]
+                if len(new) <= MAX_TITLE_CHARS:
+                    return new
+                fitted = fit_phrase(new, MAX_TITLE_CHARS) if cuttable else ""
+                return fitted if f"({short})" in fitted else title  # a cut that drops the acronym says less
+    return title
 
 
 def _named_contribution(plain: str, marked: str) -> str | None:
@@ -285,12 +345,37 @@ MAX_KEY_PHRASE_TITLE = 60
 
 
 def key_phrase_title(text: str) -> str:
-    """Two or three key phrases of ``text`` (plain text), most telling first, joined by commas: runs of
-    content words (at most four) scored by how often their words recur in the abstract, counted double in
-    the first sentence and the sentence that states the contribution. Empty when there are none."""
+    """The most telling key phrase of ``text`` (plain text) as a noun phrase with its complement, as the
+    abstract first writes it ("Pleiotropic effects" -> "Pleiotropic effects of statins"); "" when there is none.
+    One phrase, never a list of them: a comma list of key terms names no contribution."""
+    phrases = key_phrases(text)
+    if not phrases:
+        return ""
+    top = phrases[0]
+    m = re.search(
+        rf"(?<![\w-]){re.escape(top)}(?P<rest>\s+(?:of|for|in|on|with|from|between|under|across)\s+"
+        rf"(?:(?:the|a|an)\s+)?(?P<words>(?:[\w'’+/@-]+\s+){{0,3}}[\w'’+/@-]+))",
+        text,
+    )
+    if m:
+        words = m.group("words").split()
+        kept: list[str] = []
+        for w in words:  # content words only: "of statins", not "of statins in the"
+            if not _is_content(w):
+                break
+            kept.append(w)
+        if kept:
+            top = f"{top}{m.group('rest')[: m.group('rest').index(words[0])]}{' '.join(kept)}"
+    return _cut(top[:1].upper() + top[1:], MAX_KEY_PHRASE_TITLE)
+
+
+def key_phrases(text: str) -> list[str]:
+    """Up to three key phrases of ``text`` (plain text), most telling first: runs of content words (at most
+    four) scored by how often their words recur in the abstract, counted double in the first sentence and the
+    sentence that states the contribution. Empty when there are none."""
     sentences = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(\[])", text) if s.strip()]
     if not sentences:
-        return ""
+        return []
     phrases: dict[str, tuple[float, int, str]] = {}  # key -> (score, first position, surface form)
     freq: dict[str, int] = {}
     runs: list[tuple[list[str], float, int]] = []
@@ -349,10 +434,7 @@ def key_phrase_title(text: str) -> str:
         used |= key_stems
         if len(chosen) == 3:
             break
-    if not chosen:
-        return ""
-    title = ", ".join(chosen)
-    return _cut(title[:1].upper() + title[1:], MAX_KEY_PHRASE_TITLE)
+    return chosen
 
 
 def _stem(word: str) -> str:

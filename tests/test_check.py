@@ -139,3 +139,23 @@ def test_head_fits_separable_classes_and_gives_calibrated_probabilities() -> Non
     assert (probs.argmax(axis=1) == y).mean() > 0.95
     again = StanceHead.from_json(head.to_json())
     assert again.probabilities("claim", x[0]) == pytest.approx(head.probabilities("claim", x[0]), abs=1e-4)
+
+
+def test_the_shipped_head_is_the_fitted_one_for_both_statement_kinds() -> None:
+    """The artefact in the package: fitted on the current features, a head per statement kind, and the command
+    that rebuilds it; a head whose features differ is refused with that command in the message."""
+    import json
+    from importlib import resources
+
+    from rag.answering.stance import HEAD_FILE, bundled_head
+    from rag.errors import ConfigError
+
+    head = bundled_head()
+    assert head is not None and set(head.weights) == {"claim", "question"}
+    assert "stance-train" in head.meta["command"]
+    for kind, w in head.weights.items():
+        assert w.shape == (len(STANCES), len(FEATURES)) and np.isfinite(w).all(), kind
+    data = json.loads(resources.files("rag").joinpath("data", HEAD_FILE).read_text())
+    data["features"] = data["features"][:-1]
+    with pytest.raises(ConfigError, match="stance-train"):
+        StanceHead.from_json(data)

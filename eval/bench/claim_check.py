@@ -17,6 +17,7 @@ its timings are then not the model's; ``--fresh`` ignores the cache for a timing
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -39,6 +40,7 @@ SHARES = {"SUPPORT": 0.4, "CONTRADICT": 0.3, "NEI": 0.3}
 def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--k", type=int, default=10, help="papers judged per claim (default 10)")
     ap.add_argument("--fresh", action="store_true", help="ask the model for every paper (a timing run)")
+    ap.add_argument("--ids", type=Path, default=None, help="the claims of an earlier run's record (its rows' ids)")
 
 
 def sample(claims: list[Claim], n: int, seed: int) -> list[Claim]:
@@ -65,7 +67,11 @@ def index(shared: Path, data_dir: Path | None) -> Assistant:
 def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     shared = shared_data("scifact").parent
     claims = [c for c in scifact_claims(shared) if c.label != "MIXED" and split_of("scifact", c.id) == "dev"]
-    chosen = sample(claims, args.sample or 60, args.seed)
+    chosen = sample(claims, args.sample or 60, 0 if args.seed is None else args.seed)
+    if args.ids is not None:  # the same claims again (e.g. re-scored with another head: nothing asked twice)
+        wanted = [r["id"] for r in json.loads(args.ids.read_text())["figures"]["rows"]]
+        by_id = {c.id: c for c in claims}
+        chosen = [by_id[i] for i in wanted]
     corpus = scifact_corpus(shared)
     assistant = index(shared, args.data_dir)
     if not args.fresh:

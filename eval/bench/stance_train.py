@@ -51,14 +51,29 @@ def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--l2", type=float, default=1.0, help="L2 strength of the head (default 1.0)")
     ap.add_argument("--write", action="store_true", help=f"write rag/data/{HEAD_FILE}")
     ap.add_argument("--memo", type=Path, default=None, help="label-probability cache (default in ~/.cache)")
+    ap.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="read every pair of each split whose label probabilities are cached, ask the model nothing",
+    )
 
 
-def read(judge: StanceJudge, items: list[Pair], name: str, out: Output) -> tuple[np.ndarray, np.ndarray, list[Pair]]:
-    """Features and labels of ``items`` (the model asked for each pair not in the memo)."""
-    xs, ys = [], []
+def read(
+    judge: StanceJudge, items: list[Pair], name: str, out: Output, *, cached_only: bool = False
+) -> tuple[np.ndarray, np.ndarray, list[Pair]]:
+    """Features and labels of ``items`` (the model asked for each pair not in the memo; with ``cached_only`` such
+    a pair is left out)."""
+    xs, ys, kept = [], [], []
     t0, asked = time.perf_counter(), 0
     for i, p in enumerate(items, 1):
         ex = excerpt_of(judge.scorer, p.statement, p.abstract, sentences=judge.sentences)
+        if (
+            cached_only
+            and judge.memo is not None
+            and judge.memo_key(p.statement, p.kind, p.title, ex) not in judge.memo
+        ):
+            continue
+        kept.append(p)
         probs, tokens = judge.model_probabilities(p.statement, p.kind, p.title, ex)
         asked += tokens > 0
         xs.append(features(p.statement, ex, probs))
@@ -66,7 +81,7 @@ def read(judge: StanceJudge, items: list[Pair], name: str, out: Output) -> tuple
         if i % 25 == 0:
             rate = (time.perf_counter() - t0) / max(1, asked)
             print(f"  {name}: {i}/{len(items)} pairs ({asked} asked, {rate:.1f} s each)", file=sys.stderr, flush=True)
-    return np.asarray(xs), np.asarray(ys, dtype=int), items
+    return np.asarray(xs), np.asarray(ys, dtype=int), kept
 
 
 def markdown(head: list[str], rows: list[list[Any]]) -> str:
@@ -110,8 +125,10 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
         lambda texts: np.asarray(assistant.embeddings.embed_documents(list(texts)), dtype=np.float32)
     )
     judge = StanceJudge(assistant.chat_model, scorer, memo=Memo(args.memo or default_memo()))
-    train = read(judge, pairs(shared, "train", args.seed)[: args.train], "train", out)
-    dev = read(judge, pairs(shared, "dev", args.seed)[: args.dev], "dev", out)
+    seed = 0 if args.seed is None else args.seed
+    n_train, n_dev = (None, None) if args.cached_only else (args.train, args.dev)
+    train = read(judge, pairs(shared, "train", seed)[:n_train], "train", out, cached_only=args.cached_only)
+    dev = read(judge, pairs(shared, "dev", seed)[:n_dev], "dev", out, cached_only=args.cached_only)
     head_parts: dict[str, Any] = {}
     figures: dict[str, Any] = {"features": list(FEATURES), "label words": list(LABEL_WORDS)}
     for kind in KINDS:
@@ -149,7 +166,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
             meta={
                 "train pairs": {k: figures[k]["train pairs"] for k in head_parts},
                 "l2": args.l2,
-                "seed": args.seed,
+                "seed": seed,
                 "command": f"python -m rag.evaluation.bench stance-train --train {args.train} --dev {args.dev} --write",
             },
         )

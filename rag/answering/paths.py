@@ -88,11 +88,8 @@ class YesNo(AnswerPath):
         usage: dict[str, Any] = {}
         verdict: Verdict | None = None
         shown: dict[str, float] = {}
-        if mode == "llm":  # the stance judge reads the deciding paper: does it say yes, no, or nothing?
-            judged = pipeline.stance.judge(prep.standalone, ev.title, ev.abstract, kind="question")
-            probs = {"yes": judged.probabilities["supports"], "no": judged.probabilities["refutes"]}
-            probs["not"] = judged.probabilities["not stated"]
-            usage = {"input_tokens": judged.prompt_tokens}
+        if mode == "llm":
+            probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
             verdict = self.decide(probs)
             shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
         sentence = ev.sentence(span)

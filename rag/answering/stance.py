@@ -35,7 +35,6 @@ from rag.answering.facts import numbers
 from rag.answering.judge import label_probabilities
 from rag.answering.prompts import load_prompt
 from rag.answering.verify import is_instruction
-from rag.corpus import normalise_text
 from rag.corpus.chunking import split_sentences
 from rag.corpus.tokens import stems
 from rag.errors import ConfigError
@@ -95,11 +94,11 @@ class Judgement:
 
 
 def excerpt_of(scorer: SentenceScorer, statement: str, abstract: str, *, sentences: int = 2) -> Excerpt:
-    """The ``sentences`` sentences of ``abstract`` that score best for ``statement``, kept in reading order, as
-    plain text; a sentence that speaks to the assistant instead of reporting research is never read."""
+    """The ``sentences`` sentences of ``abstract`` that score best for ``statement``, kept in reading order, as the
+    abstract writes them; a sentence that speaks to the assistant instead of reporting research is never read."""
     spans = [s for s in split_sentences(abstract) if abstract[s[0] : s[1]].strip()] or [(0, len(abstract))]
     spans = [s for s in spans if not is_instruction(abstract[s[0] : s[1]])] or [(0, 0)]
-    texts = [normalise_text(abstract[s:e]) for s, e in spans]
+    texts = [abstract[s:e] for s, e in spans]
     scores = scorer.score(statement, texts)
     order = sorted(range(len(spans)), key=lambda i: -float(scores[i]))
     keep = sorted(order[:sentences])
@@ -248,11 +247,15 @@ class StanceJudge:
         )
         return [SystemMessage(self.system), HumanMessage(user)]
 
+    def memo_key(self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt) -> str:
+        messages = self.messages(statement, kind, title, excerpt)
+        return hashlib.sha256("\x00".join(str(m.content) for m in messages).encode()).hexdigest()
+
     def model_probabilities(
         self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt
     ) -> tuple[dict[str, float], int]:
         messages = self.messages(statement, kind, title, excerpt)
-        key = hashlib.sha256("\x00".join(str(m.content) for m in messages).encode()).hexdigest()
+        key = self.memo_key(statement, kind, title, excerpt)
         if self.memo is not None and key in self.memo:
             return dict(self.memo[key]), 0
         probs, usage = label_probabilities(self.chat(), messages, LABEL_WORDS)

@@ -30,3 +30,14 @@ def test_question_kinds_are_recognised_on_the_dev_set(seed_assistant: Any) -> No
     ]
     assert len(cases) >= 200 and {c["kind"] for c in cases} == {"lookup", "list", "compare", "yesno"}
     assert 1 - len(misses) / len(cases) >= 0.97, misses
+
+
+def test_rules_are_named_data_that_can_be_left_out() -> None:
+    from rag.answering.kinds import RULES, TABLES, classify_question
+
+    assert len(set(RULES)) == len(RULES) == sum(len(rules) for rules in TABLES.values())
+    assert classify_question("Which papers use reinforcement learning?") == "list"
+    assert classify_question("Which papers use reinforcement learning?", without=["list/which-papers"]) != "list"
+    list_rules = [r for r in RULES if r.startswith("list/")]
+    assert classify_question("papers that use RL", without=list_rules) != "list"
+    assert classify_question("Does WildBox use drones?", without=["yesno/aux-first"]) == "lookup"

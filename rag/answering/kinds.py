@@ -5,7 +5,8 @@ candidate paper and judges each; a comparison gives each paper its own share of 
 yes/no question is answered yes / no / not stated with the deciding sentence. Recognition is by the
 question's form (rules, no model call: it costs nothing and is the same every time) and can always be
 overridden (``ask(..., kind=...)``, ``rag ask --kind``). Its accuracy is measured on labelled sets
-(eval/data/question_kinds*.jsonl; ``python -m rag.evaluation.bench kinds``), and each rule's worth
+(eval/data/question_kinds_dev.jsonl, question_kinds_fresh.jsonl and a held-out split; ``python -m
+rag.evaluation.bench kinds``), and each rule's worth
 by ``python -m rag.evaluation.bench ablation``.
 
 Order matters: a polite wrapper is peeled off first ("Could you list ...", "Can you tell me whether
@@ -59,7 +60,6 @@ LIST_RULES: dict[str, str] = {
     ),
     "which-ones": r"(?:^|[,;:]\s*)which\s+ones\b",
     "which-works": r"(?:^|[,;:]\s*)(?:which|what)\s+(?:other\s+)?works?\b(?!\s+(?:best|better|well|worse))",
-    "what-work-exists": r"^(?:what|which)\s+(?:\w+\s+)?(?:work|research)\s+(?:exists|is\s+there|has\s+been\s+done)\b",
     # "What are the/some papers ..."
     "what-are-the-papers": rf"\bwhat\s+(?:are|were)\s+(?:the|some|all|any)\s+(?:\w+\s+){{0,2}}{_PAPER_NOUN}\b",
     # "How many (of the) papers ..."
@@ -72,25 +72,17 @@ LIST_RULES: dict[str, str] = {
         rf"search\s+for|look\s+for|point\s+me\s+to)\s+(?:me\s+)?(?:(?:all|every|each|the|any|some|a\s+few)\s+)*"
         rf"(?:[\w&@+.'’-]+\s+){{0,3}}(?:{_PAPERS}|stuff|things|anything|everything|something)\b"
     ),
-    # "a list of works on ..."
-    "list-of-papers": rf"\blist\s+of\s+(?:\w+\s+){{0,2}}{_PAPERS}\b",
     # "Are there (any) papers ...", "Is there a/any work ...", "Do/Does any papers ..."
     "are-there-papers": rf"^(?:are|is)\s+there\s+(?:any\s+|some\s+|other\s+|a\s+|an\s+)?(?:\w+\s+){{0,2}}{_PAPERS}\b",
     "do-any-papers": (
         rf"^(?:do|does|did)\s+(?:any|some|several|many|other)\s+(?:of\s+the\s+)?(?:\w+\s+)?{_PAPER_NOUN}\b"
     ),
-    # "I'm looking for papers on ...", "I need everything on ...", "any papers on X?"
+    # "I'm looking for papers on ...", "any papers on X?"
     "looking-for-papers": (
         rf"\b(?:looking\s+for|searching\s+for|interested\s+in|need|want)\s+(?:\w+\s+){{0,2}}{_PAPER_NOUN}\b"
     ),
-    "everything-on": (
-        r"\b(?:need|want|find|show|give\s+me)\s+(?:everything|anything|all(?:\s+the)?\s+(?:work|research))\s+(?:on|about|related)\b"
-    ),
     "any-papers": rf"^(?:any|all|some|other)\s+{_MOD}{{0,3}}{_PAPER_NOUN}\b",
     "surveys-on": r"^(?:surveys?|reviews?|overviews?)\s+(?:on|of|about)\b",
-    "anyone-working-on": (
-        r"\b(?:anyone|anybody|someone|somebody)\s+(?:working|work|worked|published|looking)\s+(?:on|at|about)\b"
-    ),
     # "Papers that use ...?", "papers about X"
     "papers-that": rf"^{_PAPER_NOUN}\s+(?:that|which|on|about|using|with|in|for|where)\b",
 }
@@ -102,51 +94,28 @@ TOPIC_RULES: dict[str, str] = {
 }
 COMPARE_RULES: dict[str, str] = {
     "compare-first": r"^(?:compare|contrast|juxtapose)\b",
-    "compare-x-and-y": r"\b(?:compare|contrast)\s+(?:the\s+)?\S.*\s(?:and|with|to|against)\s",
     "difference-between": r"\b(?:comparison|differences?|similarit(?:y|ies))\s+(?:between|of|among|across)\b",
-    "side-by-side": r"\bside[\s-]+by[\s-]+side\b",
-    "stacks-up": r"\bstacks?\s+up\b",
-    "in-common": r"\bin\s+common\b",
-    "head-to-head": r"\bhead[\s-]+to[\s-]+head\b",
     "versus": r"\b(?:versus|vs\.?)\s",
-    "table-comparing": r"\b(?:table|chart)\s+(?:comparing|that\s+compares|of\s+the\s+differences)\b",
-    "rank-first": r"^rank\b",
     "rank-them": r"\brank\s+(?:them|these|the)\b",
-    # per-paper answers: "... in each?", "What does each explain?", "for each of the ...", "each paper"
-    "in-each-at-end": r"\b(?:in|for|of|by|to)\s+each\s*[?.]?\s*$",
-    "what-does-each": r"\b(?:what|how)\s+(?:does|do|did)\s+each\b",
-    "for-each": r"\bfor\s+each\s+(?:of\s+)?(?:the\s+)?",
+    # per-paper answers: "each paper", "each of the methods"
     "each-paper": (
         r"\beach\s+(?:of\s+(?:the|these|those)\s+)?(?:[\w&@+.-]+\s+){0,2}(?:paper|one|method|study|work|approach|benchmark)s?\b"
     ),
-    "each-of-them": r"\beach\s+of\s+(?:the|these|those|them)\b",
-    "differently": r"\bdifferently\b",
-    "pros-and-cons": r"\bpros\s+and\s+cons\b",
-    "trade-offs-between": r"\btrade-?offs?\s+between\b",
     # "How do the papers on X differ / compare / approach ...", "how do the X papers differ"
     "how-do-papers-differ": (
         rf"\bhow\s+(?:do|did|does)\s+(?:the\s+)?(?:[\w&@+.'’-]+\s+){{0,3}}{_PAPER_NOUN}\b.*\b(?:differ|compare|approach|relate)"
     ),
     "what-separates": r"\b(?:what|how)\s+(?:separates|distinguishes)\b",
     "differ-from": r"\bdiffer(?:s|ent)?\s+from\b",
-    "compare-at-end": r"\bcompare\s*\??\s*$",
     # two things, then "each": "How do X and Y each explain ...", "X and Y: what does each ..."
     "x-and-y-each": r"\band\b[^?]*\beach\b(?!\s+other)",
-    # plural papers, then "similar / alike / differ": "How are the three benchmark papers similar?"
-    "papers-similar": rf"\b{_PAPER_NOUN}\b[^?]*\b(?:similar|alike|differ|different)\b",
-    "alike": r"\balike\b",
 }
-# a choice between named things: "Which is larger, X or Y?", "X or Y, which ...", "Between X and Y, which ..."
+# a choice between named things: "Which is larger, X or Y?"
 CHOICE_RULES: dict[str, str] = {
     "which-is-x-or-y": (
         r"\bwhich\s+(?:one\s+|of\s+(?:the\s+)?(?:two|them|these|both)\s+)?(?:is|has|was|does|do|needs?|works?|gives?|reports?|scales?"
         r"|achieves?|targets?|uses?|requires?)\b[^?]*,\s*[^?]*\bor\b"
     ),
-    "x-or-y-which": r"\bor\s+[^?,]{1,60},\s*which\b",
-    "between-which": r"^between\s+.+\band\b.+,\s*which\b",
-    "which-of-x-and-y": r"\bwhich\s+of\s+[^?]+\s+and\s+[^?]+\b",
-    "x-or-y-colon-which": r"^[^,?]{1,60}\s+or\s+[^,?]{1,60}[:?,]\s*which\b",
-    "which-method-x-or-y": r"\bwhich\s+(?:approach|method|benchmark|dataset|paper|one)\b[^?]*,\s*[^?]*\bor\b",
 }
 # weak signals: a comparison only when the question also names two or more indexed papers
 NAMED_RULES: dict[str, str] = {
@@ -159,27 +128,18 @@ _AUX = (
     r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|may|might|must|shall"
     r"|isn't|aren't|doesn't|don't|didn't|can't|won't|wasn't|weren't|hasn't|haven't)"
 )
-# a yes/no question starts with an auxiliary verb (or "whether"/"if" once a wrapper is peeled off),
-# at the start or after a leading clause ("In soft-routing MoEs, does sigmoid gating ...")
+# a yes/no question starts with an auxiliary verb (or "whether"/"if" once a wrapper is peeled off)
 YESNO_RULES: dict[str, str] = {
     "aux-first": rf"^(?:{_AUX}|whether|if)\s+\S",
-    "aux-after-clause": rf"^[^?]{{0,200}}?(?:,|\s[-–:])\s*{_AUX}\s+(?!you\b)\S",
 }
-# "Is it X or Y?" and "Is it X, or does it Y?" ask which, not whether ("Does it need X or Y?" stays yes/no)
+# "Is it X or Y?" asks which, not whether ("Does it need X or Y?" stays yes/no)
 ALTERNATIVE_RULES: dict[str, str] = {
-    "comma-or": r",\s*or\s+(?!not\b)",
-    "or-preposition": r"\sor\s+(?:on|in|by|with|from|for|to|as|at)\s",
     "is-it-x-or-y": r"^(?:is|are|was|were)\b[^?]*\s(?:or|rather than)\s+(?!not\b)\S+(?:\s+\S+){0,2}\s*\??\s*$",
-}
-# a question that starts with a wh-word is not a yes/no question, whatever follows its leading clause
-WH_RULES: dict[str, str] = {
-    "wh-first": r"^(?:what|which|who|whom|whose|where|when|why|how|explain|describe|summari[sz]e|define)\b",
 }
 # the tables of the classifier, in the order it consults them; a rule's full name is "table/name"
 TABLES: dict[str, dict[str, str]] = {
     "list": LIST_RULES,
     "compare": COMPARE_RULES,
-    "wh": WH_RULES,
     "yesno": YESNO_RULES,
     "alternative": ALTERNATIVE_RULES,
     "choice": CHOICE_RULES,
@@ -223,7 +183,7 @@ def classify_question(question: str, *, named_papers: int = 0, without: Iterable
         return "list"
     if _search("compare", body, off):
         return "compare"
-    if not _search("wh", body, off) and _search("yesno", body, off) and not _search("alternative", body, off):
+    if _search("yesno", body, off) and not _search("alternative", body, off):
         return "yesno"
     if _search("choice", body, off):
         return "compare"

@@ -29,7 +29,7 @@ def test_question_kinds_are_recognised_on_the_dev_set(seed_assistant: Any) -> No
         if (kind := pipeline.prepare(Query(question=c["question"], mode="extractive")).kind) != c["kind"]
     ]
     assert len(cases) >= 200 and {c["kind"] for c in cases} == {"lookup", "list", "compare", "yesno"}
-    assert 1 - len(misses) / len(cases) >= 0.89, misses  # 0.903 since the rules that help only here went
+    assert 1 - len(misses) / len(cases) >= 0.91, misses  # 0.920 since the rules that help only here went
 
 
 def test_rules_are_named_data_that_can_be_left_out() -> None:

@@ -9,8 +9,8 @@ on the three splits of eval/bench/_splits.py: held-out (eval/data/heldout/, froz
 and ml_abstracts before the rules were read) and dev (what the rules were written against). No LLM: the kinds
 come from the pipeline's first step, the claims are given to verification as the model's answer (bench claims).
 
-* kinds: the change in accuracy (right answers gained or lost) per split, and how many of the 58 gold questions
-  (eval/data/neurips2026_gold.jsonl) change kind;
+* kinds: the change in accuracy (right answers gained or lost) per split, and how many of the 135 questions of
+  the answer-quality sets (eval/data/neurips2026_gold.jsonl, 58, and neurips2026_check.jsonl, 77) change kind;
 * claims: the change in rejected perturbed claims per kind (number, entity, negation), unsupported claims
   rejected, and true claims shown. A claim is re-checked without a pair only when that pair found a problem
   in it (``rules_off`` reports which did): elsewhere the pair changes nothing.
@@ -40,7 +40,8 @@ from rag.evaluation.bench.suite import Output
 
 NEEDS_LLM = False
 ORDER = ("heldout", "fresh", "dev")
-GOLD = DATA / "neurips2026_gold.jsonl"
+# the answer-quality sets (rag eval): a removal must not change the kind of any of their questions
+GOLD = (DATA / "neurips2026_gold.jsonl", DATA / "neurips2026_check.jsonl")
 
 
 def add_arguments(ap: argparse._ArgumentGroup) -> None:
@@ -82,7 +83,7 @@ def ablate_kinds(show: bool) -> tuple[str, dict[str, Any]]:
         with indexed(KINDS[split].corpus) as a:
             sets[split] = recognise(a, load_rows(KINDS[split].path))
     with indexed(None) as a:  # the gold questions' kinds, recognised as the product does
-        gold = recognise(a, [{"question": r["question"], "kind": "?"} for r in load_rows(GOLD)])
+        gold = recognise(a, [{"question": r["question"], "kind": "?"} for g in GOLD for r in load_rows(g)])
     for split, got in sets.items():  # the bench's own call of the classifier is the pipeline's
         assert all(classify_question(r.standalone, named_papers=r.named_papers) == r.kind for r in got), split
     size = {s: len(got) for s, got in sets.items()}
@@ -116,7 +117,7 @@ def ablate_kinds(show: bool) -> tuple[str, dict[str, Any]]:
     head = [
         "question kinds, right answers gained (+) or lost (-) without each rule "
         f"(held-out {base['heldout']}/{size['heldout']}, fresh {base['fresh']}/{size['fresh']}, "
-        f"dev {base['dev']}/{size['dev']} with every rule; gold: of {len(gold)} questions)",
+        f"dev {base['dev']}/{size['dev']} with every rule; gold changed: of the {len(gold)} gold and check questions)",
         "",
     ]
     tail = [

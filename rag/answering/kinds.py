@@ -6,8 +6,7 @@ yes/no question is answered yes / no / not stated with the deciding sentence. Re
 question's form (rules, no model call: it costs nothing and is the same every time) and can always be
 overridden (``ask(..., kind=...)``, ``rag ask --kind``). Its accuracy is measured on labelled sets
 (eval/data/question_kinds_dev.jsonl, question_kinds_fresh.jsonl and a held-out split; ``python -m
-rag.evaluation.bench kinds``), and each rule's worth
-by ``python -m rag.evaluation.bench ablation``.
+rag.evaluation.bench kinds``), and each rule's worth by ``python -m rag.evaluation.bench ablation``.
 
 Order matters: a polite wrapper is peeled off first ("Could you list ...", "Can you tell me whether
 ..."), then list forms win ("Are there papers on X?" wants papers, not a yes), then explicit
@@ -93,7 +92,7 @@ TOPIC_RULES: dict[str, str] = {
     ),
 }
 COMPARE_RULES: dict[str, str] = {
-    "compare-first": r"^(?:compare|contrast|juxtapose)\b",
+    "compare-x-and-y": r"\b(?:compare|contrast)\s+(?:the\s+)?\S.*\s(?:and|with|to|against)\s",
     "difference-between": r"\b(?:comparison|differences?|similarit(?:y|ies))\s+(?:between|of|among|across)\b",
     "versus": r"\b(?:versus|vs\.?)\s",
     "rank-them": r"\brank\s+(?:them|these|the)\b",
@@ -128,12 +127,15 @@ _AUX = (
     r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|may|might|must|shall"
     r"|isn't|aren't|doesn't|don't|didn't|can't|won't|wasn't|weren't|hasn't|haven't)"
 )
-# a yes/no question starts with an auxiliary verb (or "whether"/"if" once a wrapper is peeled off)
+# a yes/no question starts with an auxiliary verb (or "whether"/"if" once a wrapper is peeled off),
+# at the start or after a leading clause ("In soft-routing MoEs, does sigmoid gating ...")
 YESNO_RULES: dict[str, str] = {
     "aux-first": rf"^(?:{_AUX}|whether|if)\s+\S",
+    "aux-after-clause": rf"^[^?]{{0,200}}?(?:,|\s[-–:])\s*{_AUX}\s+(?!you\b)\S",
 }
-# "Is it X or Y?" asks which, not whether ("Does it need X or Y?" stays yes/no)
+# "Is it X or Y?" and "Is it X, or does it Y?" ask which, not whether ("Does it need X or Y?" stays yes/no)
 ALTERNATIVE_RULES: dict[str, str] = {
+    "comma-or": r",\s*or\s+(?!not\b)",
     "is-it-x-or-y": r"^(?:is|are|was|were)\b[^?]*\s(?:or|rather than)\s+(?!not\b)\S+(?:\s+\S+){0,2}\s*\??\s*$",
 }
 # the tables of the classifier, in the order it consults them; a rule's full name is "table/name"

@@ -49,6 +49,7 @@ PROG = "python -m rag.evaluation.bench"
 
 # benchmark name -> module of this folder
 BENCHMARKS = {
+    "ablation": "ablation",
     "answer": "answer",
     "calibrate": "calibrate",
     "calibrate-yesno": "calibrate_yesno",

@@ -5,7 +5,8 @@ candidate paper and judges each; a comparison gives each paper its own share of 
 yes/no question is answered yes / no / not stated with the deciding sentence. Recognition is by the
 question's form (rules, no model call: it costs nothing and is the same every time) and can always be
 overridden (``ask(..., kind=...)``, ``rag ask --kind``). Its accuracy is measured on labelled sets
-(eval/data/question_kinds*.jsonl; ``python -m rag.evaluation.bench kinds``).
+(eval/data/question_kinds_dev.jsonl, question_kinds_fresh.jsonl and a held-out split; ``python -m
+rag.evaluation.bench kinds``), and each rule's worth by ``python -m rag.evaluation.bench ablation``.
 
 Order matters: a polite wrapper is peeled off first ("Could you list ...", "Can you tell me whether
 ..."), then list forms win ("Are there papers on X?" wants papers, not a yes), then explicit
@@ -15,7 +16,9 @@ then weak comparison words, which count only when the question names two or more
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterable
 from typing import get_args
 
 from rag.types import QuestionKind
@@ -45,94 +48,123 @@ _WRAPPER = re.compile(
     r"tell\s+me\s+)+",
     re.I,
 )
-_LIST = re.compile(
-    "|".join(
-        [
-            # "Which papers ...", "Which NeurIPS 2026 papers ...", "Which of the papers ...", "which ones ..."
-            rf"(?:^|[,;:]\s*|\b(?:and|also)\s+)(?:which|what)\s+(?:of\s+(?:the|these|those|all)\s+)?{_MOD}{{0,3}}{_PAPER_NOUN}\b",
-            r"(?:^|[,;:]\s*)which\s+ones\b|(?:^|[,;:]\s*)(?:which|what)\s+(?:other\s+)?works?\b(?!\s+(?:best|better|well|worse))",
-            r"^(?:what|which)\s+(?:\w+\s+)?(?:work|research)\s+(?:exists|is\s+there|has\s+been\s+done)\b",
-            # "What are the/some papers ...", "Who has worked on ..."
-            rf"\bwhat\s+(?:are|were)\s+(?:the|some|all|any)\s+(?:\w+\s+){{0,2}}{_PAPER_NOUN}\b",
-            # "How many (of the) papers ..."
-            rf"\bhow\s+many\s+(?:of\s+)?(?:the\s+|these\s+|those\s+|this\s+)?(?:[\w&@+.-]+(?:'s|’s)\s+)?{_MOD}{{0,3}}{_PAPER_NOUN}\b",
-            # "List / Name / Find / Show / Give me (all) papers ...", "List the papers ...", "a list of works on ..."
-            rf"^(?:list|name|find|show|give(?:\s+me)?|enumerate|identify|count|return|retrieve|get|recommend|suggest|"
-            rf"search\s+for|look\s+for|point\s+me\s+to)\s+(?:me\s+)?(?:(?:all|every|each|the|any|some|a\s+few)\s+)*"
-            rf"(?:[\w&@+.'’-]+\s+){{0,3}}(?:{_PAPERS}|stuff|things|anything|everything|something)\b",
-            rf"\blist\s+of\s+(?:\w+\s+){{0,2}}{_PAPERS}\b",
-            # "Are there (any) papers ...", "Is there a/any work ...", "Do/Does any papers ..."
-            rf"^(?:are|is)\s+there\s+(?:any\s+|some\s+|other\s+|a\s+|an\s+)?(?:\w+\s+){{0,2}}{_PAPERS}\b",
-            rf"^(?:do|does|did)\s+(?:any|some|several|many|other)\s+(?:of\s+the\s+)?(?:\w+\s+)?{_PAPER_NOUN}\b",
-            # "I'm looking for papers on ...", "I need everything on ...", "any papers on X?"
-            rf"\b(?:looking\s+for|searching\s+for|interested\s+in|need|want)\s+(?:\w+\s+){{0,2}}{_PAPER_NOUN}\b",
-            r"\b(?:need|want|find|show|give\s+me)\s+(?:everything|anything|all(?:\s+the)?\s+(?:work|research))\s+(?:on|about|related)\b",
-            rf"^(?:any|all|some|other)\s+{_MOD}{{0,3}}{_PAPER_NOUN}\b",
-            r"^(?:surveys?|reviews?|overviews?)\s+(?:on|of|about)\b",
-            r"\b(?:anyone|anybody|someone|somebody)\s+(?:working|work|worked|published|looking)\s+(?:on|at|about)\b",
-            # "Papers that use ...?", "papers about X"
-            rf"^{_PAPER_NOUN}\s+(?:that|which|on|about|using|with|in|for|where)\b",
-        ]
+# The rules are named data: each table maps a rule's name to one regex alternative, and the classifier
+# joins a table's alternatives into one pattern. ``python -m rag.evaluation.bench ablation`` scores the
+# classifier without each rule in turn (``classify_question(..., without={name})``); a rule stays only
+# while it helps on the held-out or fresh labelled questions (docs/benchmarks.md#question-kinds).
+LIST_RULES: dict[str, str] = {
+    # "Which papers ...", "Which NeurIPS 2026 papers ...", "Which of the papers ...", "which ones ..."
+    "which-papers": (
+        rf"(?:^|[,;:]\s*|\b(?:and|also)\s+)(?:which|what)\s+(?:of\s+(?:the|these|those|all)\s+)?{_MOD}{{0,3}}{_PAPER_NOUN}\b"
     ),
-    re.I,
-)
+    "which-ones": r"(?:^|[,;:]\s*)which\s+ones\b",
+    "which-works": r"(?:^|[,;:]\s*)(?:which|what)\s+(?:other\s+)?works?\b(?!\s+(?:best|better|well|worse))",
+    # "What are the/some papers ..."
+    "what-are-the-papers": rf"\bwhat\s+(?:are|were)\s+(?:the|some|all|any)\s+(?:\w+\s+){{0,2}}{_PAPER_NOUN}\b",
+    # "How many (of the) papers ..."
+    "how-many-papers": (
+        rf"\bhow\s+many\s+(?:of\s+)?(?:the\s+|these\s+|those\s+|this\s+)?(?:[\w&@+.-]+(?:'s|’s)\s+)?{_MOD}{{0,3}}{_PAPER_NOUN}\b"
+    ),
+    # "List / Name / Find / Show / Give me (all) papers ...", "List the papers ..."
+    "list-papers": (
+        rf"^(?:list|name|find|show|give(?:\s+me)?|enumerate|identify|count|return|retrieve|get|recommend|suggest|"
+        rf"search\s+for|look\s+for|point\s+me\s+to)\s+(?:me\s+)?(?:(?:all|every|each|the|any|some|a\s+few)\s+)*"
+        rf"(?:[\w&@+.'’-]+\s+){{0,3}}(?:{_PAPERS}|stuff|things|anything|everything|something)\b"
+    ),
+    # "Are there (any) papers ...", "Is there a/any work ...", "Do/Does any papers ..."
+    "are-there-papers": rf"^(?:are|is)\s+there\s+(?:any\s+|some\s+|other\s+|a\s+|an\s+)?(?:\w+\s+){{0,2}}{_PAPERS}\b",
+    "do-any-papers": (
+        rf"^(?:do|does|did)\s+(?:any|some|several|many|other)\s+(?:of\s+the\s+)?(?:\w+\s+)?{_PAPER_NOUN}\b"
+    ),
+    # "I'm looking for papers on ...", "any papers on X?"
+    "looking-for-papers": (
+        rf"\b(?:looking\s+for|searching\s+for|interested\s+in|need|want)\s+(?:\w+\s+){{0,2}}{_PAPER_NOUN}\b"
+    ),
+    "any-papers": rf"^(?:any|all|some|other)\s+{_MOD}{{0,3}}{_PAPER_NOUN}\b",
+    "surveys-on": r"^(?:surveys?|reviews?|overviews?)\s+(?:on|of|about)\b",
+    # "Papers that use ...?", "papers about X"
+    "papers-that": rf"^{_PAPER_NOUN}\s+(?:that|which|on|about|using|with|in|for|where)\b",
+}
 # a topic followed by "papers" and nothing else: "gnn papers?", "membership inference attack papers"
-_TOPIC_PAPERS = re.compile(
-    r"^(?!.*\b(?:the|this|that)\b)[^?]{1,80}?\s(?:papers|works|studies|articles|publications)\s*\??\s*$", re.I
-)
-_COMPARE = re.compile(
-    "|".join(
-        [
-            r"^(?:compare|contrast|juxtapose)\b",
-            r"\b(?:compare|contrast)\s+(?:the\s+)?\S.*\s(?:and|with|to|against)\s",
-            r"\b(?:comparison|differences?|similarit(?:y|ies))\s+(?:between|of|among|across)\b",
-            r"\bside[\s-]+by[\s-]+side\b|\bstacks?\s+up\b|\bin\s+common\b|\bhead[\s-]+to[\s-]+head\b",
-            r"\b(?:versus|vs\.?)\s",
-            r"\b(?:table|chart)\s+(?:comparing|that\s+compares|of\s+the\s+differences)\b",
-            r"^rank\b|\brank\s+(?:them|these|the)\b",
-            # per-paper answers: "... in each?", "What does each explain?", "for each of the ...", "each paper"
-            r"\b(?:in|for|of|by|to)\s+each\s*[?.]?\s*$|\b(?:what|how)\s+(?:does|do|did)\s+each\b|\bfor\s+each\s+(?:of\s+)?(?:the\s+)?",
-            r"\beach\s+(?:of\s+(?:the|these|those)\s+)?(?:[\w&@+.-]+\s+){0,2}(?:paper|one|method|study|work|approach|benchmark)s?\b",
-            r"\beach\s+of\s+(?:the|these|those|them)\b|\bdifferently\b|\bpros\s+and\s+cons\b|\btrade-?offs?\s+between\b",
-            # "How do the papers on X differ / compare / approach ...", "how do the X papers differ"
-            rf"\bhow\s+(?:do|did|does)\s+(?:the\s+)?(?:[\w&@+.'’-]+\s+){{0,3}}{_PAPER_NOUN}\b.*\b(?:differ|compare|approach|relate)",
-            r"\b(?:what|how)\s+(?:separates|distinguishes)\b|\bdiffer(?:s|ent)?\s+from\b|\bcompare\s*\??\s*$",
-            # two things, then "each": "How do X and Y each explain ...", "X and Y: what does each ..."
-            r"\band\b[^?]*\beach\b(?!\s+other)",
-            # plural papers, then "similar / alike / differ": "How are the three benchmark papers similar?"
-            rf"\b{_PAPER_NOUN}\b[^?]*\b(?:similar|alike|differ|different)\b|\balike\b",
-        ]
+TOPIC_RULES: dict[str, str] = {
+    "topic-papers": (
+        r"^(?!.*\b(?:the|this|that)\b)[^?]{1,80}?\s(?:papers|works|studies|articles|publications)\s*\??\s*$"
     ),
-    re.I,
-)
-# a choice between named things: "Which is larger, X or Y?", "X or Y, which ...", "Between X and Y, which ..."
-_CHOICE = re.compile(
-    r"\bwhich\s+(?:one\s+|of\s+(?:the\s+)?(?:two|them|these|both)\s+)?(?:is|has|was|does|do|needs?|works?|gives?|reports?|scales?"
-    r"|achieves?|targets?|uses?|requires?)\b[^?]*,\s*[^?]*\bor\b"
-    r"|\bor\s+[^?,]{1,60},\s*which\b|^between\s+.+\band\b.+,\s*which\b|\bwhich\s+of\s+[^?]+\s+and\s+[^?]+\b"
-    r"|^[^,?]{1,60}\s+or\s+[^,?]{1,60}[:?,]\s*which\b|\bwhich\s+(?:approach|method|benchmark|dataset|paper|one)\b[^?]*,\s*[^?]*\bor\b",
-    re.I,
-)
+}
+COMPARE_RULES: dict[str, str] = {
+    "compare-x-and-y": r"\b(?:compare|contrast)\s+(?:the\s+)?\S.*\s(?:and|with|to|against)\s",
+    "difference-between": r"\b(?:comparison|differences?|similarit(?:y|ies))\s+(?:between|of|among|across)\b",
+    "versus": r"\b(?:versus|vs\.?)\s",
+    "rank-them": r"\brank\s+(?:them|these|the)\b",
+    # per-paper answers: "each paper", "each of the methods"
+    "each-paper": (
+        r"\beach\s+(?:of\s+(?:the|these|those)\s+)?(?:[\w&@+.-]+\s+){0,2}(?:paper|one|method|study|work|approach|benchmark)s?\b"
+    ),
+    # "How do the papers on X differ / compare / approach ...", "how do the X papers differ"
+    "how-do-papers-differ": (
+        rf"\bhow\s+(?:do|did|does)\s+(?:the\s+)?(?:[\w&@+.'’-]+\s+){{0,3}}{_PAPER_NOUN}\b.*\b(?:differ|compare|approach|relate)"
+    ),
+    "what-separates": r"\b(?:what|how)\s+(?:separates|distinguishes)\b",
+    "differ-from": r"\bdiffer(?:s|ent)?\s+from\b",
+    # two things, then "each": "How do X and Y each explain ...", "X and Y: what does each ..."
+    "x-and-y-each": r"\band\b[^?]*\beach\b(?!\s+other)",
+}
+# a choice between named things: "Which is larger, X or Y?"
+CHOICE_RULES: dict[str, str] = {
+    "which-is-x-or-y": (
+        r"\bwhich\s+(?:one\s+|of\s+(?:the\s+)?(?:two|them|these|both)\s+)?(?:is|has|was|does|do|needs?|works?|gives?|reports?|scales?"
+        r"|achieves?|targets?|uses?|requires?)\b[^?]*,\s*[^?]*\bor\b"
+    ),
+}
 # weak signals: a comparison only when the question also names two or more indexed papers
-_COMPARE_IF_NAMED = re.compile(
-    r"\b(?:differ|differs|different|difference|compare[sd]?|comparison|similar|both|versus|vs|relative\s+to|better|worse"
-    r"|larger|smaller|bigger|more|fewer)\b",
-    re.I,
-)
+NAMED_RULES: dict[str, str] = {
+    "compare-if-named": (
+        r"\b(?:differ|differs|different|difference|compare[sd]?|comparison|similar|both|versus|vs|relative\s+to|better|worse"
+        r"|larger|smaller|bigger|more|fewer)\b"
+    ),
+}
 _AUX = (
     r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|may|might|must|shall"
     r"|isn't|aren't|doesn't|don't|didn't|can't|won't|wasn't|weren't|hasn't|haven't)"
 )
 # a yes/no question starts with an auxiliary verb (or "whether"/"if" once a wrapper is peeled off),
 # at the start or after a leading clause ("In soft-routing MoEs, does sigmoid gating ...")
-_YESNO = re.compile(rf"^(?:{_AUX}|whether|if)\s+\S|^[^?]{{0,200}}?(?:,|\s[-–:])\s*{_AUX}\s+(?!you\b)\S", re.I)
+YESNO_RULES: dict[str, str] = {
+    "aux-first": rf"^(?:{_AUX}|whether|if)\s+\S",
+    "aux-after-clause": rf"^[^?]{{0,200}}?(?:,|\s[-–:])\s*{_AUX}\s+(?!you\b)\S",
+}
 # "Is it X or Y?" and "Is it X, or does it Y?" ask which, not whether ("Does it need X or Y?" stays yes/no)
-_ALTERNATIVE = re.compile(
-    r",\s*or\s+(?!not\b)|\sor\s+(?:on|in|by|with|from|for|to|as|at)\s"
-    r"|^(?:is|are|was|were)\b[^?]*\s(?:or|rather than)\s+(?!not\b)\S+(?:\s+\S+){0,2}\s*\??\s*$",
-    re.I,
-)
-_WH = re.compile(r"^(?:what|which|who|whom|whose|where|when|why|how|explain|describe|summari[sz]e|define)\b", re.I)
+ALTERNATIVE_RULES: dict[str, str] = {
+    "comma-or": r",\s*or\s+(?!not\b)",
+    "is-it-x-or-y": r"^(?:is|are|was|were)\b[^?]*\s(?:or|rather than)\s+(?!not\b)\S+(?:\s+\S+){0,2}\s*\??\s*$",
+}
+# the tables of the classifier, in the order it consults them; a rule's full name is "table/name"
+TABLES: dict[str, dict[str, str]] = {
+    "list": LIST_RULES,
+    "compare": COMPARE_RULES,
+    "yesno": YESNO_RULES,
+    "alternative": ALTERNATIVE_RULES,
+    "choice": CHOICE_RULES,
+    "topic": TOPIC_RULES,
+    "named": NAMED_RULES,
+}
+RULES: tuple[str, ...] = tuple(f"{table}/{name}" for table, rules in TABLES.items() for name in rules)
+
+
+@functools.cache
+def _pattern(table: str, without: frozenset[str] = frozenset()) -> re.Pattern[str] | None:
+    """The alternatives of ``table`` but those named in ``without``, as one pattern (None: none left)."""
+    kept = [rule for name, rule in TABLES[table].items() if f"{table}/{name}" not in without]
+    return re.compile("|".join(kept), re.I) if kept else None
+
+
+def _search(table: str, text: str, without: frozenset[str]) -> bool:
+    pattern = _pattern(table, without & _NAMES[table])
+    return bool(pattern and pattern.search(text))
+
+
+_NAMES = {table: frozenset(f"{table}/{name}" for name in rules) for table, rules in TABLES.items()}
+_TOPIC_PAPERS = re.compile(TOPIC_RULES["topic-papers"], re.I)  # list_predicate reads it too
 
 
 def _body(question: str) -> str:
@@ -142,25 +174,27 @@ def _body(question: str) -> str:
     return body or q
 
 
-def classify_question(question: str, *, named_papers: int = 0) -> QuestionKind:
+def classify_question(question: str, *, named_papers: int = 0, without: Iterable[str] = ()) -> QuestionKind:
     """The kind of ``question`` from its form. ``named_papers`` is how many indexed papers it names by
-    title or acronym: with two or more, weak comparison words ("differ", "both", "larger") make it a comparison."""
+    title or acronym: with two or more, weak comparison words ("differ", "both", "larger") make it a comparison.
+    ``without`` names rules (of :data:`RULES`) to leave out, for measuring what each one is worth."""
+    off = frozenset(without)
     q = " ".join(question.split())
     body = _body(q)
-    if _LIST.search(body) or _LIST.search(q):
+    if _search("list", body, off) or _search("list", q, off):
         return "list"
-    if _COMPARE.search(body):
+    if _search("compare", body, off):
         return "compare"
-    if not _WH.search(body) and _YESNO.search(body) and not _ALTERNATIVE.search(body):
+    if _search("yesno", body, off) and not _search("alternative", body, off):
         return "yesno"
-    if _CHOICE.search(body):
+    if _search("choice", body, off):
         return "compare"
-    if _TOPIC_PAPERS.search(body):
+    if _search("topic", body, off):
         return "list"
     # "the X paper ... the Y paper" names two papers as surely as two titles do
     mentions = len(re.findall(rf"\b{_PAPER_NOUN}\b|\bfindings\b", body, re.I))
     if max(named_papers, mentions, named_papers + mentions) >= 2 and (
-        _COMPARE_IF_NAMED.search(body) or re.search(r"\band\b", body)
+        _search("named", body, off) or re.search(r"\band\b", body)
     ):
         return "compare"
     return "lookup"

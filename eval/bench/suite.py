@@ -69,6 +69,7 @@ BENCHMARKS = {
     "scale": "scale",
     "server": "server",
     "titles": "titles",
+    "variants": "variants",
 }
 
 # versions recorded with every run: what moves the figures

@@ -62,6 +62,7 @@ BENCHMARKS = {
     "freshness": "freshness",
     "kinds": "kinds",
     "lists": "lists",
+    "parts": "parts",
     "queue": "queue",
     "replay": "replay",
     "retrieval": "retrieval",

@@ -73,10 +73,21 @@ def test_a_question_of_several_parts_is_split_into_them(question: str, parts: li
         "What is the difference between what MaskGen does and what VAE-LFA does?",
         "Hi! What does WildBox contain?",
         "How many papers use diffusion models, and which ones are they?",
+        "Which RL papers are there, and how do they use RL differently?",
+        "A benchmark for figuring out where and why agentic systems fail reports patterns. Across which dimensions?",
     ],
 )
 def test_one_question_with_a_list_of_names_or_a_comparison_is_not_split(question: str) -> None:
     assert split_question(question) == [question]
+
+
+def test_a_later_part_that_does_not_name_what_it_asks_about_is_asked_after_the_first(parts_assistant: Any) -> None:
+    a, _ = parts_assistant
+    question = "Against what was the chronic-disease cfDNA architecture compared, and how did it do?"
+    assert split_question(question)[1] == "How did it do?"  # "it" is not the cfDNA named in the first part
+    events = list(a.stream(question, mode="extractive"))
+    standalone = events[0].standalone_question
+    assert standalone.endswith("Against what was the chronic-disease cfDNA architecture compared? How did it do?")
 
 
 def test_markers_of_a_part_are_written_in_the_shared_numbering() -> None:

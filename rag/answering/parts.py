@@ -13,9 +13,11 @@ the question's form, with no model call:
 
 It never splits a comparison (rag.answering.kinds), a list's own tail ("How many papers ..., and which are
 they?"), a list of names ("papers that use X and Y"), a part of fewer than three words ("... propose and why?"),
-or a question whose later part speaks of a conjoined subject ("How do WildBox and X use animal data, and what
-do they find?"). A later part that says "it" of what the first part names gets the name ("How is it evaluated?"
--> "How is MaskGen evaluated?"), since each part is retrieved and answered alone.
+a question whose later part speaks of "they" or "each" of a conjoined subject or of a list ("How do WildBox and X
+use animal data, and what do they find?"), or a sentence that asks nothing in its first words. A later part that
+says "it" of what the first part is about gets its name ("How is it evaluated?" -> "How is MaskGen evaluated?"),
+since each part is retrieved and answered alone; when that is unsure ("Against what was X compared, and how did
+it do?") the part keeps "it" and is asked after the first part, as a follow-up is (its history).
 
 :class:`MultiPart` answers each part by the path of its own kind, in order, and streams them as they come: one
 :class:`~rag.events.StatusEvent` (every part prepared), then each part's events, its sources renumbered into one
@@ -47,6 +49,7 @@ _AUX = r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should
 _ASK = rf"(?:{_WH}|{_AUX}|explain|describe|list|name|compare|in\s+which|on\s+which|under\s+which|toward\s+which)\s"
 # where a second question starts inside one sentence
 _JOIN = re.compile(rf"\s*;\s*(?={_ASK})|,?\s+(?:and|but|then|also|plus)\s+(?:also\s+)?(?={_ASK})", re.I)
+_LEAD = re.compile(r"^(?:and|also|so|then|but|plus),?\s+(?:also,?\s+)?", re.I)
 # a list question's own tail: "..., and which are they?", "and which ones?"
 _LIST_TAIL = re.compile(
     r"^(?:which|what)(?:\s+(?:ones|papers|of\s+them))?(?:\s+(?:are|were)\s+(?:they|those|these|them))?\s*[?.!]*$", re.I
@@ -55,13 +58,18 @@ _LIST_TAIL = re.compile(
 _BARE_PHRASE = re.compile(r"^(?:which|what|how\s+many)(?:\s+[\w&@+.-]+){1,3}$", re.I)
 _SHARED_PREDICATE = re.compile(rf"^(?:which|what|how\s+many)\s+(?:[\w&@+.-]+\s+){{1,3}}?(?P<pred>{_AUX}\b.*)$", re.I)
 _PLURAL_BACK = re.compile(r"\b(?:they|them|their|each|both)\b", re.I)
+# the first part asks within its first words ("Hi! What does ...", not "A benchmark for figuring out where ...")
+_ASKS_EARLY = re.compile(rf"^(?:\S+\s+){{0,3}}?{_ASK}", re.I)
+#: a later part that speaks of something it does not name ("How did it do?"): asked after the first part
+REFERS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|these|those)\b", re.I)
 _IT = re.compile(r"\b(it|its)\b", re.I)
-# what the first part is about, when it has no name token: "What is Independent Risk Minimization (for)?", "How
-# large is Who&When Pro?",
-# "In which environments does social learning emerge?"
+# what the first part is about, when it has no name token: "What is Independent Risk Minimization (for)?",
+# "How large is Who&When Pro?", "In which environments does social learning emerge?"
 _IS_SUBJECT = re.compile(rf"^{_WH}(?:\s+\w+)?\s+(?:is|are|was|were)\s+(?P<subj>[^,?]+?)(?:\s+for)?\s*\??$", re.I)
 _DO_SUBJECT = re.compile(
-    r"\b(?:does|did|do)\s+(?:the\s+)?(?P<subj>[^,?]+?)\s+\w+(?:\s+(?:for|to|on|with))?\s*\??$", re.I
+    rf"^(?:(?:in|on|under|for|from)\s+)?{_WH}(?:\s+\w+)?\s+(?:does|did|do)\s+(?:the\s+)?(?P<subj>[^,?]+?)\s+\w+"
+    r"(?:\s+(?:for|to|on|with))?\s*\??$",
+    re.I,
 )
 _PRONOUN = re.compile(r"^(?:it|they|this|that|these|those|he|she|we|you)$", re.I)
 
@@ -73,24 +81,29 @@ def split_question(question: str) -> list[str]:
         return [question]
     chunks: list[str] = []
     for sentence in re.split(r"(?<=\?)\s+(?=\S)", q):
+        if chunks:  # "What does X do? And how is it evaluated?"
+            sentence = _LEAD.sub("", sentence, count=1)
         pieces = _JOIN.split(sentence)
         chunks += _join_bare_phrases([p.strip() for p in pieces if p.strip()])
-    parts: list[str] = []
-    for chunk in chunks:
-        # not a question of its own (a tail, a fragment): it stays with the part before it
-        if parts and (len(chunk.split()) < 3 or _LIST_TAIL.match(chunk) or not re.match(_ASK, chunk, re.I)):
+    if len(chunks) < 2 or not _ASKS_EARLY.search(chunks[0]):
+        return [question]  # "A benchmark for figuring out where and why agents fail ...": no question to split
+    for chunk in chunks[1:]:
+        # not a question of its own (a tail, a fragment): it belongs to the part before it
+        if len(chunk.split()) < 3 or _LIST_TAIL.match(chunk) or not re.match(_ASK, chunk, re.I):
             return [question]
-        parts.append(chunk)
-    if len(parts) < 2:
+    parts = chunks
+    back = any(_PLURAL_BACK.search(p) for p in parts[1:])
+    if back and (" and " in parts[0].lower() or classify_question(parts[0]) == "list"):
+        # "How do X and Y use animal data, and what do they find?", "Which RL papers are there, and how do they
+        # use RL differently?": the later part asks about all of them, so it is one question
         return [question]
-    if " and " in parts[0].lower() and any(_PLURAL_BACK.search(p) for p in parts[1:]):
-        return [question]  # "How do X and Y use animal data, and what do they find?": one question about both
     capital = question.strip()[:1].isupper()
     return [_finish(p, parts[0], i, capital) for i, p in enumerate(parts)]
 
 
 def _join_bare_phrases(pieces: list[str]) -> list[str]:
-    """ "Which dataset" + "which metric does X use" -> "Which dataset does X use", "which metric does X use"."""
+    """Two question phrases that share one predicate, each given it: "Which dataset" + "which metric does X use"
+    -> "Which dataset does X use", "which metric does X use"."""
     out = list(pieces)
     for i in range(len(out) - 2, -1, -1):
         shared = _SHARED_PREDICATE.match(out[i + 1].rstrip("?"))
@@ -113,16 +126,16 @@ def _finish(part: str, first: str, i: int, capital: bool) -> str:
 
 
 def _subject(first: str) -> str | None:
-    """What the first part is about, as a later part's "it" means it: its name ("MaskGen", "Who&When Pro"), else
-    the subject of "What is X?" or "... does X <verb>?"."""
-    names = name_tokens(first)
-    alternatives = "|".join(re.escape(n) for n in names)
-    m = re.search(rf"(?<![\w-])(?:{alternatives})(?:\s+[A-Z][\w&-]*)*", first) if names else None
-    if m:
-        return m.group(0)
-    for pattern in (_IS_SUBJECT, _DO_SUBJECT):
+    """What the first part is about, as a later part's "it" means it: a name right after its verb ("What does
+    MaskGen do?", "Does VAE-LFA need ..."), else the subject of "What is X?" or "What does X <verb>?"; None when
+    unsure (the later part is then asked after the first, see :class:`MultiPart`)."""
+    for name in name_tokens(first):
+        m = re.search(rf"(?:^|\b(?i:{_AUX})\s+)(?P<name>{re.escape(name)}(?:\s+[A-Z][\w&-]*)*)", first)
+        if m:
+            return m.group("name")
+    for pattern, most in ((_IS_SUBJECT, 6), (_DO_SUBJECT, 4)):
         s = pattern.search(first.rstrip("?"))
-        if s and len(s.group("subj").split()) <= 4 and not _PRONOUN.match(s.group("subj")):
+        if s and len(s.group("subj").split()) <= most and not _PRONOUN.match(s.group("subj")):
             return s.group("subj")
     return None
 
@@ -184,7 +197,15 @@ class MultiPart:
     def events(self, query: Query, parts: Sequence[str]) -> Iterator[Event]:
         t0 = time.perf_counter()
         pipeline = self.pipeline
-        queries = [query.model_copy(update={"question": part}) for part in parts]
+        # a later part that still says "it" of something it does not name is asked after the first part, as a
+        # follow-up is: the first part's words find its papers
+        queries = [
+            query.model_copy(
+                update={"question": part}
+                | ({"history": (*query.history, ("user", parts[0]))} if i and REFERS_BACK.search(part) else {})
+            )
+            for i, part in enumerate(parts)
+        ]
         with pipeline.cpu:
             preps = [pipeline.prepare(q) for q in queries]
         numbering = _Numbering()

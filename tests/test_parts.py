@@ -178,3 +178,23 @@ def test_a_single_part_question_streams_exactly_as_the_spine_answers_it(
     direct = [StatusEvent(standalone_question=prep.standalone, sources=prep.hits, evidence=prep.quotes())]
     direct += list(PATHS[prep.kind](pipeline).events(query, prep))
     assert _comparable(hooked) == _comparable(direct)
+
+
+def test_a_list_part_and_a_lookup_part_share_one_numbering(parts_assistant: Any) -> None:
+    from rag import ItemEvent
+
+    a, _ = parts_assistant
+    question = "Which papers introduce a benchmark? What does MaskGen do?"
+    assert split_question(question) == ["Which papers introduce a benchmark?", "What does MaskGen do?"]
+    events = list(a.stream(question))
+    answer = events[-1].answer
+    items = [e.item for e in events if isinstance(e, ItemEvent)]
+    assert items  # the judge confirmed papers as they were judged
+    for item in items:  # streamed with the number the whole answer gives the paper
+        assert answer.sources[item.n - 1].paper_id == item.paper_id
+    listed, about = answer.text.split("\n\n")
+    assert listed.startswith(f"{len(items)} paper")
+    for n in map(int, re.findall(r"\[(\d+)\]", answer.text)):
+        assert any(c.n == n and c.paper_id == answer.sources[n - 1].paper_id for c in answer.citations)
+    (n,) = {int(x) for x in re.findall(r"\[(\d+)\]", about)}
+    assert answer.sources[n - 1].title == "MaskGen"

@@ -143,16 +143,28 @@ def _subject(first: str) -> str | None:
 # ---------------------------------------------------------------------------------------------- answering
 @dataclass
 class _Numbering:
-    """One numbering of the sources of every part: a paper keeps the number it was first given."""
+    """One numbering of the sources of every part: a paper keeps the number it was first given (a list's paper is
+    given its number when it is confirmed, before its source is known: its slot is filled at the part's end)."""
 
-    sources: list[SearchHit] = field(default_factory=list)
+    slots: list[SearchHit | None] = field(default_factory=list)
     numbers: dict[str, int] = field(default_factory=dict)
 
+    def reserve(self, paper_id: str) -> int:
+        if paper_id not in self.numbers:
+            self.slots.append(None)
+            self.numbers[paper_id] = len(self.slots)
+        return self.numbers[paper_id]
+
     def number(self, hit: SearchHit) -> int:
-        if hit.paper_id not in self.numbers:
-            self.sources.append(hit)
-            self.numbers[hit.paper_id] = len(self.sources)
-        return self.numbers[hit.paper_id]
+        n = self.reserve(hit.paper_id)
+        if self.slots[n - 1] is None:
+            self.slots[n - 1] = hit
+        return n
+
+    @property
+    def sources(self) -> list[SearchHit]:
+        """The sources in their numbers' order (``sources[n - 1]`` is source n)."""
+        return [h for h in self.slots if h is not None]
 
     def mapping(self, sources: Sequence[SearchHit]) -> dict[int, int]:
         """A part's own source numbers (1..) -> the shared ones."""
@@ -247,7 +259,7 @@ class MultiPart:
                     yield TokenEvent(text=("" if first or started else "\n\n") + text)
                     started = True
             elif isinstance(event, ItemEvent):
-                item = event.item.model_copy(update={"n": numbering.numbers.get(event.item.paper_id, event.item.n)})
+                item = event.item.model_copy(update={"n": numbering.reserve(event.item.paper_id)})
                 yield ItemEvent(item=item, checked=event.checked, total=event.total)
             elif isinstance(event, ProgressEvent):
                 yield event

@@ -14,6 +14,7 @@ from langchain_core.embeddings import Embeddings
 
 from rag.answering.check import ClaimChecker
 from rag.answering.history import History, normalise_history
+from rag.answering.parts import MultiPart, split_question
 from rag.answering.paths import PATHS
 from rag.answering.pipeline import AnswerPipeline, LLMFailures
 from rag.answering.table import TablePath, parse_attributes
@@ -420,6 +421,10 @@ class Assistant:
     def _answer_events(self, query: Query) -> Iterator[Event]:
         """Prepare the question (retrieval, evidence, its kind), then answer it by the path of its kind."""
         pipeline = self._pipeline
+        parts = split_question(query.question) if query.kind is None else [query.question]
+        if len(parts) > 1:  # "What does X do, and how is it evaluated?": each part answered on its own, in order
+            yield from MultiPart(pipeline).events(query, parts)
+            return
         with self._cpu:
             prep = pipeline.prepare(query)
         yield StatusEvent(standalone_question=prep.standalone, sources=prep.hits, evidence=prep.quotes())

@@ -64,6 +64,7 @@ BENCHMARKS = {
     "freshness": "freshness",
     "kinds": "kinds",
     "lists": "lists",
+    "parts": "parts",
     "pubmedqa-dev": "pubmedqa_dev",
     "queue": "queue",
     "replay": "replay",
@@ -73,6 +74,7 @@ BENCHMARKS = {
     "server": "server",
     "stance-train": "stance_train",
     "titles": "titles",
+    "variants": "variants",
 }
 
 # versions recorded with every run: what moves the figures

@@ -2,12 +2,14 @@
 
 A small model can only answer from what it is shown, and every token it reads costs time, so the
 evidence is a budget of single sentences, not whole abstracts. Each sentence is scored against the
-question by three signals, because each misses what the others catch:
+question by four signals, because each misses what the others catch:
 
 * embedding cosine (paraphrase: "how fast does it run" ~ "runs in time O(poly(D))");
 * stemmed word overlap weighted by rarity among the candidate sentences (BM25's idea at sentence
   level: "running time" + "data dimension" picks the one sentence stating both);
-* exact matches of the question's numbers, names and symbols ("Top-K", "AP@50", "Qwen3-VL").
+* exact matches of the question's numbers, names and symbols ("Top-K", "AP@50", "Qwen3-VL");
+* and, for a what/which question, the words of what it asks for ("What dimensionless quantity ..." ->
+  "dimensionless quantity"): the answer names the category it belongs to, often in no other sentence.
 
 The best sentences are taken greedily within the token budget, and the sentence after a chosen one
 joins it when there is room (a finding is often stated in the sentence after the one that names the
@@ -83,15 +85,16 @@ class Candidate:
 
 
 class SentenceScorer:
-    """Relevance of candidate sentences to a question (see the module docstring for the three signals).
+    """Relevance of candidate sentences to a question (see the module docstring for the four signals).
 
     Word rarity is measured within each paper (``groups``): a word every sentence of the abstract
     repeats ("quantum" in a quantum paper) names the topic, not the sentence that answers, while the
     question's rarer words ("running time") pick that sentence. Weights chosen on the gold and check
-    sets' evidence recall (``python -m rag.evaluation.bench evidence``): 0.5 cosine + 1.0 overlap + 0.3 exact terms.
+    sets' evidence recall (``python -m rag.evaluation.bench evidence``): 0.5 cosine + 1.0 overlap + 0.3 exact terms
+    (+ 0.3 for what a what/which question asks for: ``python -m rag.evaluation.bench variants``).
     """
 
-    COSINE, OVERLAP, EXACT = 0.5, 1.0, 0.3
+    COSINE, OVERLAP, EXACT, HEAD = 0.5, 1.0, 0.3, 0.3
 
     def __init__(self, embed: Embed, *, length: float = 0.5) -> None:
         self.embed = embed
@@ -129,8 +132,32 @@ class SentenceScorer:
             [sum(e.lower() in t.lower() for e in exact) / len(exact) if exact else 0.0 for t in texts],
             dtype=np.float32,
         )
-        total_score: np.ndarray = self.COSINE * cos + self.OVERLAP * lexical + self.EXACT * bonus
+        head = asked_for(question)
+        named = np.asarray(
+            [len(head & set(st)) / len(head) if head else 0.0 for st in all_stems],
+            dtype=np.float32,
+        )
+        total_score: np.ndarray = self.COSINE * cos + self.OVERLAP * lexical + self.EXACT * bonus + self.HEAD * named
         return total_score
+
+
+# "What dimensionless quantity separates ...", "Which transform defines ...": the words after a leading what/which,
+# up to the verb or preposition that ends the phrase
+_ASKED_FOR = re.compile(
+    r"^\W*(?:what|which)\s+((?:(?!(?:is|are|was|were|does|do|did|has|have|had|can|could|would|will|should|of|in|on"
+    r"|for|to|by|with|from|at|the|a|an|kind|kinds|type|types|sort|papers?|works?|studies|articles?|abstracts?|ones)\b)"
+    r"[\w-]+\s+){1,3})",
+    re.I,
+)
+
+
+def asked_for(question: str) -> set[str]:
+    """The stems of what a what/which question asks for ("What dimensionless quantity separates ..." ->
+    {"dimensionless", "quantiti"}): the sentence that answers usually names it ("... by one dimensionless
+    quantity: the inverse participation ratio"), in words a question that names only the category shares
+    with no other sentence. Empty for other questions, and for a list's "Which papers ..." (it asks for papers)."""
+    m = _ASKED_FOR.match(" ".join(question.split()))
+    return set(stems(m.group(1))) if m else set()
 
 
 def candidates_of(hits: Sequence[SearchHit]) -> tuple[list[Candidate], list[list[tuple[int, int]]]]:

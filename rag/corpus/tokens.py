@@ -6,7 +6,7 @@ so that a change to one is made knowing the others:
 * :func:`bm25_tokens` (:class:`BM25Tokenizer`): what BM25 indexes and matches (retrieval). Lower-cased words
   minus a short English stopword list, Porter-stemmed.
 * :func:`stems`: the sentence scorer's words (which sentences are shown as evidence). The same words as BM25,
-  minus the longer :data:`STOPWORDS`, Porter-stemmed.
+  minus the longer :data:`STOPWORDS`, Porter-stemmed, hyphenated compounds cut into their parts.
 * :func:`key_terms`: the words whose share decides support in verification. Content words and numbers,
   lower-cased, with crude plural folding ("models" -> "model"), not stemmed.
 * :func:`fact_tokens`: what the fact checks compare. Stems part by part ("non-angle-preserving"),
@@ -91,9 +91,17 @@ _stemmer = Stemmer.Stemmer("english")
 
 
 def stems(text: str) -> list[str]:
-    """Lower-cased content words, Porter-stemmed ("running" and "runs" both become "run")."""
-    words = [w for w in _BM25_WORD.findall(text.lower()) if w not in STOPWORDS]
+    """Lower-cased content words, Porter-stemmed ("running" and "runs" both become "run"). A hyphenated compound
+    counts as its parts ("chronic-disease" -> "chronic", "diseas"; single letters dropped), so it matches the
+    words written apart ("chronic disease") and one of its parts alone ("routing" in "soft-routing")."""
+    words = [p for w in _BM25_WORD.findall(text.lower()) for p in _parts(w) if p not in STOPWORDS]
     return list(_stemmer.stemWords(words)) if words else []
+
+
+def _parts(word: str) -> list[str]:
+    if "-" not in word:
+        return [word]
+    return [p for p in word.split("-") if len(p) >= 2] or [word]
 
 
 # ---------------------------------------------------------------------------------------------- verification

@@ -81,12 +81,14 @@ _CSS = """
 .rag-limit { font-size: .8em; opacity: .75; margin: 0; }
 .rag-limit.rag-over .rag-count, .rag-limit .rag-error { color: #b91c1c; opacity: 1; }
 .rag-check { overflow-wrap: anywhere; }
-.rag-stances { list-style: none; margin: .3em 0 0 0; padding: 0; }
+#rag-check-result .rag-stances, #rag-check-result .rag-meter-legend { list-style: none; padding: 0; }
+#rag-check-result .rag-stances { margin: .3em 0 0 0; }
+#rag-check-result .rag-stances > li, #rag-check-result .rag-meter-legend > li { list-style: none; margin-left: 0; }
 .rag-stance { padding: .45em 0 .45em .7em; border-left: 4px solid #9ca3af; margin-bottom: .5em; }
 .rag-stance-supports { border-left-color: #16a34a; } .rag-stance-refutes { border-left-color: #dc2626; }
 .rag-stance-label { font-weight: 700; margin-right: .3em; }
 .rag-stance-note { font-size: .85em; opacity: .75; }
-.rag-stance-quote { margin: .25em 0 0 0; font-size: .9em; opacity: .9; }
+#rag-check-result .rag-stance-quote { margin: .25em 0 0 0; padding: 0; border: none; font-size: .9em; opacity: .9; }
 .rag-verdict-supported { background: #dcfce7; color: #166534; }
 .rag-verdict-refuted { background: #fee2e2; color: #991b1b; }
 .rag-verdict-mixed { background: #fef3c7; color: #92400e; }
@@ -102,6 +104,8 @@ _CSS = """
   font-size: .85em; }
 .rag-meter-swatch { display: inline-block; width: .8em; height: .8em; margin-right: .35em; border-radius: 2px;
   vertical-align: -.05em; }
+/* on a phone the four tabs fit in one row */
+@media (max-width: 480px) { .tab-container button[role=tab] { padding: 0 7px; } }
 /* the chat's label and its top icons sit in a strip of their own: messages never scroll under them */
 #rag-chat .bubble-wrap { margin-top: 2.1em; height: calc(100% - 2.1em); }
 /* a long saved-conversation name ends in an ellipsis before the dropdown's arrow, never under it */
@@ -301,7 +305,7 @@ def build_layout(
         "## Ask the abstracts\nEvery claim cites an indexed abstract; "
         "click a marker like [1] to see the sentence that supports it."
     )
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap"):  # every tab in sight on a phone too, never in a menu
         with gr.Tab("Chat", id="chat"):
             with gr.Row():
                 with gr.Column(scale=3):
@@ -450,6 +454,7 @@ def _check_panel(settings: Settings) -> CheckPanel:
     with gr.Row():
         claim = gr.Textbox(
             label="Claim",
+            min_width=300,  # on a phone: a row of its own (the slider wraps below), room for the claim
             placeholder="e.g. WildBox provides 3D bounding box annotations.",
             scale=5,
             elem_id="rag-claim",

@@ -477,13 +477,17 @@ def _print_list(answer: Answer) -> None:
 def check(ctx: click.Context, claim: str, k: int | None, where: tuple[str, ...], as_json: bool) -> None:
     """Check CLAIM against the most relevant abstracts: each paper supports it, refutes it or does not state
     it (with the judge's probability and the deciding sentence quoted), then the verdict with the counts."""
-    filters = parse_where(list(where))
-    events = _assistant(ctx).check_stream(claim, k=k, filters=filters or None)
+    filters = parse_where(list(where)) or None
+    events = _warm_call(ctx, "check_warm", {"claim": claim, "k": k, "filters": filters})
+    if events is None:
+        events = _assistant(ctx).check_stream(claim, k=k, filters=filters)
     if as_json:
         result = _follow_check(events, show=False)
         click.echo(json.dumps(result.summary(), ensure_ascii=False, indent=2))
+        _leave_warm(ctx)
         return
     result = _follow_check(events, show=True, live=_Live(sys.stderr) if sys.stderr.isatty() else None)
+    _leave_warm(ctx)
     threshold = _settings_of(ctx).check.min_probability
     undecided = sum(not p.decided and p.stance != "not stated" for p in result.papers)
     if not result.papers:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -281,3 +282,15 @@ def test_meter_parts_are_proportional_and_labelled_in_words() -> None:
     assert "3 support</li>" in html and "1 refute</li>" in html and "6 not stated</li>" in html
     assert 'aria-label="3 support, 1 refute, 6 not stated"' in html
     assert "width" not in format_meter_html({"supports": 0, "refutes": 0, "not stated": 0})
+
+
+def test_ui_stop_ends_the_check_after_the_paper_being_judged(seed_assistant: Any) -> None:
+    a, fake = judged(seed_assistant)
+    tab, browser = _check_tab(a), SimpleNamespace(session_hash="s1")
+    steps = tab.check_claim(CLAIM, 5, browser)
+    while 'class="rag-stance ' not in str(next(steps)[1]):  # up to the first paper judged
+        pass
+    assert "Stopping after the paper being judged…" in tab.stop_check(browser)
+    rest = list(steps)
+    assert "Stopped after 1 paper: no verdict." in rest[-1][0] and len(fake.prompts) == 1
+    assert tab.stop_check(browser) is not None and tab._checks == {}  # nothing runs: Stop does nothing

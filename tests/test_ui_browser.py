@@ -701,3 +701,27 @@ def test_check_tab_streams_stances_shows_the_meter_and_fits_wide_and_on_a_phone(
         page.screenshot(path=str(ARTIFACTS / f"ui-check-{name}.png"), full_page=True)
     page.set_viewport_size(WIDE)
     own_host_only(page)
+
+
+def test_stop_ends_a_check_between_papers_and_frees_the_model(check_page: Any) -> None:
+    """Stop during a 20-paper check: no more papers appear, no verdict; the next check runs to its verdict."""
+    page = check_page
+    page.get_by_role("tab", name="Check a claim").click()
+    page.locator("#rag-claim textarea").fill("Quokkanet detects marsupials.")
+    k = page.locator("#rag-check-k input[type=number]")
+    k.fill("20")
+    k.press("Enter")
+    page.click("#rag-check-btn")
+    page.wait_for_selector("#rag-check-result .rag-stance", timeout=60_000)
+    page.click("#rag-check-stop")
+    page.wait_for_selector("#rag-check-status :text('Stopped after')", timeout=10_000)
+    shown = page.locator("#rag-check-result .rag-stance").count()
+    time.sleep(2.5)  # about six more papers, were it still judging
+    assert page.locator("#rag-check-result .rag-stance").count() == shown < 20
+    assert page.locator("#rag-check-result .rag-claim-verdict").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "ui-check-stopped.png"))
+    k.fill("2")
+    k.press("Enter")
+    page.click("#rag-check-btn")
+    page.wait_for_selector("#rag-check-result .rag-claim-verdict", timeout=60_000)
+    assert "Checked 2 papers in " in page.locator("#rag-check-status").inner_text()

@@ -164,7 +164,7 @@ def _wire_corpus_and_table(ui: Layout, h: Handlers, workers: int) -> None:
 
 
 def _wire_check(ui: Layout, h: Handlers, workers: int) -> None:
-    """The "Check a claim" tab (the box, Enter or the button) and the ``/check`` API endpoint."""
+    """The "Check a claim" tab (the box, Enter or the button; Stop) and the ``/check`` API endpoint."""
     check = ui.check
     for trigger in (check.claim.submit, check.button.click):
         trigger(
@@ -175,6 +175,9 @@ def _wire_check(ui: Layout, h: Handlers, workers: int) -> None:
             concurrency_id="answers",
             concurrency_limit=workers,
         )
+    # Stop ends the running check after the paper being judged: its stream is closed, which frees the LLM's slot
+    # (not Gradio's `cancels`, which marks every output of the cancelled event as an error)
+    check.stop.click(h.stop_check, None, [check.status], api_visibility="private", concurrency_limit=None)
     gr.api(h.check, api_name="check", concurrency_id="answers", concurrency_limit=workers)
 
 

@@ -12,7 +12,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -198,6 +198,9 @@ class Handlers:
         self.settings = assistant.settings
         self.feedback_path = self.settings.feedback_path()
         self.store = ConversationStore(self.settings.conversations_dir())
+        # claim checks running, and those asked to stop, by browser session
+        self._checks: dict[str | None, bool] = {}
+        self._checks_lock = threading.Lock()
 
     def respond(
         self,
@@ -460,17 +463,20 @@ class Handlers:
             gr.update(value=str(md_path), visible=True),
         )
 
-    def check_claim(self, claim: str, k: float = 0) -> Iterator[tuple[str, str]]:
+    def check_claim(self, claim: str, k: float = 0, request: gr.Request | None = None) -> Iterator[tuple[str, str]]:
         """The Check tab: ``claim`` checked against the ``k`` most relevant abstracts, streamed. Each update is
         the status line (what is being done, for how long) and the result (each paper as it is judged, then
-        the verdict and its meter)."""
+        the verdict and its meter). Stop (:meth:`stop_check`) ends it after the paper being judged."""
         claim = (claim or "").strip()
         if not claim:
             yield format_check_status_html("Type a claim first: the box is empty.", error=True), gr.skip()
             return
+        session = getattr(request, "session_hash", None)
         t0 = time.monotonic()
         yield format_check_status_html("Searching the abstracts…", 0.0), format_check_html([])
         papers: list[PaperStance] = []
+        with self._checks_lock:
+            self._checks[session] = False
         try:
             events = self.assistant.check_stream(claim, k=int(k) if k else None)
             for event in events:
@@ -490,8 +496,26 @@ class Handlers:
                         yield format_check_status_html(done), format_check_html(papers, check)
                     case ErrorEvent(error=error):
                         yield format_check_status_html(str(error), error=True), gr.skip()
+                if self._checks.get(session):
+                    if isinstance(events, Generator):
+                        events.close()  # the stream lets go of the LLM's slot
+                    stopped = f"Stopped after {format_count(len(papers), 'paper')}: no verdict."
+                    yield format_check_status_html(stopped), gr.skip()
+                    return
         except RagError as e:  # refused before any work (empty index, too long a claim)
             yield format_check_status_html(str(e), error=True), format_check_html(papers)
+        finally:
+            with self._checks_lock:
+                self._checks.pop(session, None)
+
+    def stop_check(self, request: gr.Request | None = None) -> Any:
+        """Stop: the running check of this browser ends after the paper being judged (its papers stay shown)."""
+        session = getattr(request, "session_hash", None)
+        with self._checks_lock:
+            if session not in self._checks:
+                return gr.skip()
+            self._checks[session] = True
+        return format_check_status_html("Stopping after the paper being judged…")
 
     def check(self, claim: str, k: int = 0) -> dict[str, Any]:
         """Check ``claim`` against the ``k`` most relevant abstracts (0: the configured number): the verdict,

@@ -256,6 +256,7 @@ class CheckPanel:
     claim: gr.Textbox
     k: gr.Slider
     button: gr.Button
+    stop: gr.Button
     status: gr.HTML
     result: gr.HTML
 
@@ -463,10 +464,12 @@ def _check_panel(settings: Settings) -> CheckPanel:
             info=f"At most {settings.answer.max_question_chars:,} characters.",
         )
         k = gr.Slider(1, 50, value=settings.check.k, step=1, label="Papers judged", scale=2, elem_id="rag-check-k")
-    button = gr.Button("Check the claim", variant="primary", elem_id="rag-check-btn")
+    with gr.Row():
+        button = gr.Button("Check the claim", variant="primary", elem_id="rag-check-btn", scale=4)
+        stop = gr.Button("Stop", variant="stop", elem_id="rag-check-stop", scale=1, min_width=80)
     status = gr.HTML(elem_id="rag-check-status")
     result = gr.HTML(format_check_html([]), elem_id="rag-check-result")
-    return CheckPanel(claim=claim, k=k, button=button, status=status, result=result)
+    return CheckPanel(claim=claim, k=k, button=button, stop=stop, status=status, result=result)
 
 
 def _table_panel(settings: Settings, venues: list[str], years: list[str]) -> TablePanel:

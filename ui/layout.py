@@ -459,6 +459,7 @@ def _check_panel(settings: Settings) -> CheckPanel:
             placeholder="e.g. WildBox provides 3D bounding box annotations.",
             scale=5,
             elem_id="rag-claim",
+            lines=2,  # a claim is a sentence: on a phone it wraps in sight
             max_lines=4,
             # as the question box: a claim over the limit is refused with the limit named, not cut by the browser
             info=f"At most {settings.answer.max_question_chars:,} characters.",

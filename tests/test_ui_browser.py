@@ -597,13 +597,14 @@ def test_no_controls_overlap_wide_or_on_a_phone(page: Any) -> None:
         assert room["textRight"] <= room["arrowLeft"] + 1 and room["ellipsis"] == "ellipsis", (name, room)
         page.locator("#rag-conversations").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-conversations.png"))
-        for tab in ("Table", "Corpus"):
+        for tab in ("Check a claim", "Table", "Corpus"):
             page.get_by_role("tab", name=tab).click()
             time.sleep(0.5)
             found = page.evaluate(OVERLAPS, TAB_CONTROLS)
             assert found["hits"] == [] and found["found"] >= 10, (name, tab, found)
             assert page.evaluate("() => document.documentElement.scrollWidth") <= size["width"]
-            page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-{tab.lower()}.png"), full_page=True)
+            shot = tab.split()[0].lower()
+            page.screenshot(path=str(ARTIFACTS / f"ui-layout-{name}-{shot}.png"), full_page=True)
         page.get_by_role("tab", name="Chat").click()
     page.set_viewport_size(WIDE)
 
@@ -630,3 +631,97 @@ def test_source_card_shows_its_cited_sentence_when_it_opens(page: Any) -> None:
         assert where["inBox"] and where["inViewport"], (name, where)
         page.screenshot(path=str(ARTIFACTS / f"ui-source-card-{name}.png"))
     page.set_viewport_size(WIDE)
+
+
+# ------------------------------------------------------------------ the claim check (issue 28)
+def quokka_judge(prompt: str) -> dict[str, float]:
+    """A one-token judge, a little slow (progress shows): supports an excerpt about Quokkanet, refutes one
+    about WildBox, else not stated."""
+    time.sleep(0.4)
+    m = re.search(r"Excerpt: (.*)\n", prompt)
+    excerpt = m.group(1) if m else ""
+    if "Quokkanet" in excerpt:
+        return {"Yes": 0.85, "No": 0.05, "Not": 0.1}
+    if "WildBox" in excerpt:
+        return {"Yes": 0.1, "No": 0.75, "Not": 0.15}
+    return {"Yes": 0.1, "No": 0.1, "Not": 0.8}
+
+
+@pytest.fixture(scope="module")
+def check_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    """The seed abstracts and the XSS one, judged by a label fake (tests/fakes.py LabelChatModel)."""
+    from rag.models.embedding import CachedEmbeddings
+    from tests.fakes import LabelChatModel
+
+    tmp = tmp_path_factory.mktemp("ui-check")
+    (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
+    corpus = [Assistant.bundled_corpus(), tmp / "xss.jsonl"]
+    judge = LabelChatModel(probs=quokka_judge)
+    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, judge, mode="llm")
+
+
+@pytest.fixture
+def check_page(browser_context: Any, check_server: str) -> Iterator[Any]:
+    yield from open_page(browser_context, check_server)
+
+
+def test_check_tab_streams_stances_shows_the_meter_and_fits_wide_and_on_a_phone(check_page: Any) -> None:
+    """The Check tab: status and progress while papers are judged, each paper with its stance and quote (markup
+    from an abstract stays text), the verdict in words with its meter; no overlap at 1400x1000 or 390 px."""
+    page = check_page
+    page.get_by_role("tab", name="Check a claim").click()
+    page.locator("#rag-claim textarea").fill("WildBox and Quokkanet detect animals with 3D boxes.")
+    page.locator("#rag-check-k input[type=number]").fill("5")
+    page.locator("#rag-check-k input[type=number]").press("Enter")
+    page.click("#rag-check-btn")
+    page.wait_for_selector("#rag-check-status :text('Judging paper')", timeout=60_000)
+    page.wait_for_selector("#rag-check-result .rag-stance", timeout=60_000)  # papers appear while judging
+    progress = page.locator("#rag-check-status").inner_text()
+    page.wait_for_selector("#rag-check-result .rag-claim-verdict", timeout=120_000)
+    assert re.search(r"Judging paper \d of 5…", progress), progress
+    result = page.locator("#rag-check-result").inner_text()
+    assert "Checked 5 papers in " in page.locator("#rag-check-status").inner_text()
+    assert page.locator("#rag-check-result .rag-stance").count() == 5
+    assert "Mixed evidence" in result and "1 support" in result and "1 refute" in result and "3 not stated" in result
+    assert "supports 0.85" in result and "refutes 0.75" in result
+    assert "Quokkanet <img src=x" in result  # the title's markup, shown as text
+    meter = page.locator("#rag-check-result .rag-meter")
+    assert meter.get_attribute("role") == "img" and meter.get_attribute("aria-label") == (
+        "1 support, 1 refute, 3 not stated"
+    )
+    assert page.dialogs == [] and page.evaluate("() => window.__xss") is None  # type: ignore[attr-defined]
+    injected = "#rag-check-result img, #rag-check-result script, [onerror]"
+    assert page.evaluate("(sel) => document.querySelectorAll(sel).length", injected) == 0
+    for name, size in (("wide", WIDE), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        time.sleep(0.5)
+        found = page.evaluate(OVERLAPS, [*TAB_CONTROLS, "#rag-check-result .rag-meter", "#rag-check-status p"])
+        assert found["hits"] == [] and found["found"] >= 6, (name, found)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= size["width"]
+        page.screenshot(path=str(ARTIFACTS / f"ui-check-{name}.png"), full_page=True)
+    page.set_viewport_size(WIDE)
+    own_host_only(page)
+
+
+def test_stop_ends_a_check_between_papers_and_frees_the_model(check_page: Any) -> None:
+    """Stop during a 20-paper check: no more papers appear, no verdict; the next check runs to its verdict."""
+    page = check_page
+    page.get_by_role("tab", name="Check a claim").click()
+    page.locator("#rag-claim textarea").fill("Quokkanet detects marsupials.")
+    k = page.locator("#rag-check-k input[type=number]")
+    k.fill("20")
+    k.press("Enter")
+    page.click("#rag-check-btn")
+    page.wait_for_selector("#rag-check-result .rag-stance", timeout=60_000)
+    page.click("#rag-check-stop")
+    page.wait_for_selector("#rag-check-status :text('Stopped after')", timeout=10_000)
+    shown = page.locator("#rag-check-result .rag-stance").count()
+    time.sleep(2.5)  # about six more papers, were it still judging
+    assert page.locator("#rag-check-result .rag-stance").count() == shown < 20
+    assert page.locator("#rag-check-result .rag-claim-verdict").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "ui-check-stopped.png"))
+    k.fill("2")
+    k.press("Enter")
+    page.click("#rag-check-btn")
+    page.wait_for_selector("#rag-check-result .rag-claim-verdict", timeout=60_000)
+    assert "Checked 2 papers in " in page.locator("#rag-check-status").inner_text()

@@ -126,6 +126,29 @@ def test_the_second_ask_is_answered_by_the_warm_process_with_the_same_answer(
     assert "Stopped 1 warm answering process" in stopped.stdout and warm.status(s) == []
 
 
+def test_a_claim_check_is_answered_by_the_warm_process_too(env: dict[str, str], seed_corpus: Path) -> None:
+    """No paper passes the filter, so nothing is judged (no LLM): the warm process streams the same check, and a
+    bad claim fails as it does in-process."""
+    assert rag(env, "ingest", str(seed_corpus)).returncode == 0
+    args = ("check", "WildBox provides 3D bounding box annotations.", "--where", "venue=Nowhere")
+    first = rag(env, *args, "--json")
+    assert first.returncode == 0, first.stderr
+    s = _settings(env)
+    assert wait_for(lambda: len(warm.status(s)) == 1)
+    second = rag(env, *args, "--json")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(first.stdout) == json.loads(second.stdout)
+    assert json.loads(second.stdout)["verdict"] == "not enough evidence"
+    text = rag(env, *args)
+    assert text.returncode == 0 and text.stdout.startswith("No paper found to judge.")
+    log = warm.run_dir(s) / f"{warm.fingerprint(s)}.log"
+    assert log.read_text().count("checked in") == 2
+    bad = rag(env, "check", " ")
+    alone = rag(env | {"RAG_LLM__KEEP_ALIVE": "0"}, "check", " ")
+    assert bad.returncode == alone.returncode == 1
+    assert bad.stderr == alone.stderr and "Traceback" not in bad.stderr and bad.stderr.startswith("Error: ")
+
+
 def test_other_settings_are_never_answered_by_a_warm_process_of_different_ones(
     env: dict[str, str], seed_corpus: Path
 ) -> None:

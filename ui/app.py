@@ -1,5 +1,5 @@
 """The Gradio web UI: chat with streamed, verified answers; clickable citations; sources; paper x attribute
-tables; corpus upload.
+tables; claim checks; corpus upload.
 
 ``build_app(assistant)`` builds the :class:`gradio.Blocks` without serving it (tests drive it directly);
 ``launch(...)`` serves it. The parts: :mod:`rag.ui.layout` (the component tree), :mod:`rag.ui.handlers`
@@ -7,7 +7,8 @@ tables; corpus upload.
 text, title, question and model output is escaped there before it becomes HTML). This module wires them.
 
 Stable API for ``gradio_client``: ``/ask`` (question, k, hybrid, venue, year, mode, temperature, history, kind)
--> ``Answer.to_json()``; ``/table`` (attributes, query, venue, year, k) -> ``Table.to_json()``.
+-> ``Answer.to_json()``; ``/table`` (attributes, query, venue, year, k) -> ``Table.to_json()``;
+``/check`` (claim, k) -> ``ClaimCheck.summary()`` (``rag check --json``).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
         )
         _wire_chat(app, layout, handlers, _answer_workers(settings))
         _wire_corpus_and_table(layout, handlers, _answer_workers(settings))
+        _wire_check(layout, handlers, _answer_workers(settings))
     return app
 
 
@@ -159,6 +161,24 @@ def _wire_corpus_and_table(ui: Layout, h: Handlers, workers: int) -> None:
     )
     gr.api(h.ask, api_name="ask", concurrency_id="answers", concurrency_limit=workers)
     gr.api(h.table, api_name="table", concurrency_id="answers", concurrency_limit=workers)
+
+
+def _wire_check(ui: Layout, h: Handlers, workers: int) -> None:
+    """The "Check a claim" tab (the box, Enter or the button; Stop) and the ``/check`` API endpoint."""
+    check = ui.check
+    for trigger in (check.claim.submit, check.button.click):
+        trigger(
+            h.check_claim,
+            [check.claim, check.k],
+            [check.status, check.result],
+            api_visibility="private",
+            concurrency_id="answers",
+            concurrency_limit=workers,
+        )
+    # Stop ends the running check after the paper being judged: its stream is closed, which frees the LLM's slot
+    # (not Gradio's `cancels`, which marks every output of the cancelled event as an error)
+    check.stop.click(h.stop_check, None, [check.status], api_visibility="private", concurrency_limit=None)
+    gr.api(h.check, api_name="check", concurrency_id="answers", concurrency_limit=workers)
 
 
 # ---------------------------------------------------------------------------------------------- serving

@@ -11,7 +11,8 @@ import itertools
 import json
 import secrets
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -21,23 +22,28 @@ from rag import (
     Answer,
     AnswerEvent,
     Assistant,
+    CheckEvent,
     Conversation,
     ConversationStore,
     ErrorEvent,
     ItemEvent,
     ListItem,
     Paper,
+    PaperStance,
     ProgressEvent,
     QuestionError,
     QuestionKind,
     QueuedEvent,
     RagError,
+    StanceEvent,
     StatusEvent,
     TokenEvent,
     Turn,
 )
 from rag.ui.rendering import (
     esc,
+    format_check_html,
+    format_check_status_html,
     format_copy_text,
     format_count,
     format_limit_html,
@@ -192,6 +198,9 @@ class Handlers:
         self.settings = assistant.settings
         self.feedback_path = self.settings.feedback_path()
         self.store = ConversationStore(self.settings.conversations_dir())
+        # claim checks running, and those asked to stop, by browser session
+        self._checks: dict[str | None, bool] = {}
+        self._checks_lock = threading.Lock()
 
     def respond(
         self,
@@ -453,6 +462,68 @@ class Handlers:
             gr.update(value=str(csv_path), visible=True),
             gr.update(value=str(md_path), visible=True),
         )
+
+    def check_claim(self, claim: str, k: float = 0, request: gr.Request | None = None) -> Iterator[tuple[str, str]]:
+        """The Check tab: ``claim`` checked against the ``k`` most relevant abstracts, streamed. Each update is
+        the status line (what is being done, for how long) and the result (each paper as it is judged, then
+        the verdict and its meter). Stop (:meth:`stop_check`) ends it after the paper being judged."""
+        claim = (claim or "").strip()
+        if not claim:
+            yield format_check_status_html("Type a claim first: the box is empty.", error=True), gr.skip()
+            return
+        session = getattr(request, "session_hash", None)
+        t0 = time.monotonic()
+        yield format_check_status_html("Searching the abstracts…", 0.0), format_check_html([])
+        papers: list[PaperStance] = []
+        with self._checks_lock:
+            self._checks[session] = False
+        try:
+            events = self.assistant.check_stream(claim, k=int(k) if k else None)
+            for event in events:
+                took = time.monotonic() - t0
+                match event:
+                    case QueuedEvent(position=position, waited=waited):
+                        yield format_waiting_html(position, waited), gr.skip()
+                    case StatusEvent(sources=sources):
+                        found = f"Judging paper 1 of {len(sources)}…" if sources else "No paper found."
+                        yield format_check_status_html(found, took), gr.skip()
+                    case StanceEvent(paper=paper, checked=checked, total=total):
+                        papers.append(paper)
+                        doing = f"Judging paper {checked + 1} of {total}…" if checked < total else "Weighing…"
+                        yield format_check_status_html(doing, took), format_check_html(papers)
+                    case CheckEvent(check=check):
+                        done = f"Checked {format_count(check.checked, 'paper')} in {took:.1f} s."
+                        yield format_check_status_html(done), format_check_html(papers, check)
+                    case ErrorEvent(error=error):
+                        yield format_check_status_html(str(error), error=True), gr.skip()
+                if self._checks.get(session):
+                    if isinstance(events, Generator):
+                        events.close()  # the stream lets go of the LLM's slot
+                    stopped = f"Stopped after {format_count(len(papers), 'paper')}: no verdict."
+                    yield format_check_status_html(stopped), gr.skip()
+                    return
+        except RagError as e:  # refused before any work (empty index, too long a claim)
+            yield format_check_status_html(str(e), error=True), format_check_html(papers)
+        finally:
+            with self._checks_lock:
+                self._checks.pop(session, None)
+
+    def stop_check(self, request: gr.Request | None = None) -> Any:
+        """Stop: the running check of this browser ends after the paper being judged (its papers stay shown)."""
+        session = getattr(request, "session_hash", None)
+        with self._checks_lock:
+            if session not in self._checks:
+                return gr.skip()
+            self._checks[session] = True
+        return format_check_status_html("Stopping after the paper being judged…")
+
+    def check(self, claim: str, k: int = 0) -> dict[str, Any]:
+        """Check ``claim`` against the ``k`` most relevant abstracts (0: the configured number): the verdict,
+        the counts, and each paper's stance, probability and deciding quote (``rag check --json``)."""
+        try:
+            return self.assistant.check(claim, k=int(k) or None).summary()
+        except RagError as e:
+            raise gr.Error(str(e)) from e
 
     def refresh_table_filters(self) -> tuple[Any, Any]:
         v, y = filter_choices(self.assistant.papers())

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 import gradio as gr
 
 from rag import SUPPORTED_SUFFIXES, Paper, Settings
-from rag.ui.rendering import format_limit_html, format_papers_html, format_sources_html, format_table_html
+from rag.ui.rendering import (
+    format_check_html,
+    format_limit_html,
+    format_papers_html,
+    format_sources_html,
+    format_table_html,
+)
 
 EXAMPLES = [
     "How many 3D bounding box annotations does WildBox have?",
@@ -74,6 +80,32 @@ _CSS = """
 .rag-legend { font-size: .8em; opacity: .75; margin: .2em 0 .6em 0; }
 .rag-limit { font-size: .8em; opacity: .75; margin: 0; }
 .rag-limit.rag-over .rag-count, .rag-limit .rag-error { color: #b91c1c; opacity: 1; }
+.rag-check { overflow-wrap: anywhere; }
+#rag-check-result .rag-stances, #rag-check-result .rag-meter-legend { list-style: none; padding: 0; }
+#rag-check-result .rag-stances { margin: .3em 0 0 0; }
+#rag-check-result .rag-stances > li, #rag-check-result .rag-meter-legend > li { list-style: none; margin-left: 0; }
+.rag-stance { padding: .45em 0 .45em .7em; border-left: 4px solid #9ca3af; margin-bottom: .5em; }
+.rag-stance-supports { border-left-color: #16a34a; } .rag-stance-refutes { border-left-color: #dc2626; }
+.rag-stance-label { font-weight: 700; margin-right: .3em; }
+.rag-stance-note { font-size: .85em; opacity: .75; }
+#rag-check-result .rag-stance-quote { margin: .25em 0 0 0; padding: 0; border: none; font-size: .9em; opacity: .9; }
+.rag-verdict-supported { background: #dcfce7; color: #166534; }
+.rag-verdict-refuted { background: #fee2e2; color: #991b1b; }
+.rag-verdict-mixed { background: #fef3c7; color: #92400e; }
+.rag-verdict-not-enough-evidence { background: #e5e7eb; color: #374151; }
+.rag-meter { display: flex; height: 1.1em; max-width: 28em; border: 1px solid rgba(128,128,128,.5); border-radius: 4px;
+  overflow: hidden; background: rgba(128,128,128,.08); }
+.rag-meter-part { display: block; height: 100%; }
+.rag-meter-supports, .rag-meter-key-supports .rag-meter-swatch { background: #16a34a; }
+.rag-meter-refutes, .rag-meter-key-refutes .rag-meter-swatch { background: #dc2626;
+  background-image: repeating-linear-gradient(45deg, transparent 0 3px, rgba(255,255,255,.45) 3px 5px); }
+.rag-meter-not-stated, .rag-meter-key-not-stated .rag-meter-swatch { background: #d1d5db; }
+.rag-meter-legend { display: flex; flex-wrap: wrap; gap: .3em 1.2em; list-style: none; margin: .35em 0; padding: 0;
+  font-size: .85em; }
+.rag-meter-swatch { display: inline-block; width: .8em; height: .8em; margin-right: .35em; border-radius: 2px;
+  vertical-align: -.05em; }
+/* on a phone the four tabs fit in one row */
+@media (max-width: 480px) { .tab-container button[role=tab] { padding: 0 7px; } }
 /* the chat's label and its top icons sit in a strip of their own: messages never scroll under them */
 #rag-chat .bubble-wrap { margin-top: 2.1em; height: calc(100% - 2.1em); }
 /* a long saved-conversation name ends in an ellipsis before the dropdown's arrow, never under it */
@@ -218,6 +250,18 @@ class TablePanel:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CheckPanel:
+    """The "Check a claim" tab."""
+
+    claim: gr.Textbox
+    k: gr.Slider
+    button: gr.Button
+    stop: gr.Button
+    status: gr.HTML
+    result: gr.HTML
+
+
+@dataclass(frozen=True, kw_only=True)
 class CorpusPanel:
     """The Corpus tab: the paper list with its filter, and the upload."""
 
@@ -238,6 +282,7 @@ class Layout:
     chat: ChatPanel
     sources: gr.HTML
     settings: SettingsPanel
+    check: CheckPanel
     table: TablePanel
     corpus: CorpusPanel
 
@@ -261,7 +306,7 @@ def build_layout(
         "## Ask the abstracts\nEvery claim cites an indexed abstract; "
         "click a marker like [1] to see the sentence that supports it."
     )
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap"):  # every tab in sight on a phone too, never in a menu
         with gr.Tab("Chat", id="chat"):
             with gr.Row():
                 with gr.Column(scale=3):
@@ -270,6 +315,8 @@ def build_layout(
                     sources = _sources_panel()
             with gr.Accordion("Settings", open=False, elem_id="rag-settings"):
                 knobs = _settings_panel(settings, venues, years, backend)
+        with gr.Tab("Check a claim", id="check"):
+            check = _check_panel(settings)
         with gr.Tab("Table", id="table"):
             table = _table_panel(settings, venues, years)
         with gr.Tab("Corpus", id="corpus"), gr.Row():
@@ -281,6 +328,7 @@ def build_layout(
         chat=chat,
         sources=sources,
         settings=knobs,
+        check=check,
         table=table,
         corpus=corpus,
     )
@@ -397,6 +445,32 @@ def _settings_panel(
         year = gr.Dropdown(years, value="", label="Year filter", allow_custom_value=True)
     gr.Markdown(backend)  # a function: called at each page load, so a finished native build shows
     return SettingsPanel(k=k, hybrid=hybrid, mode=mode, kind=kind, temperature=temperature, venue=venue, year=year)
+
+
+def _check_panel(settings: Settings) -> CheckPanel:
+    gr.Markdown(
+        "Is it true? Each of the most relevant abstracts is judged: it *supports* the claim, *refutes* it or "
+        "does *not state* it, with the sentence that decides quoted. The verdict counts the papers that decide."
+    )
+    with gr.Row():
+        claim = gr.Textbox(
+            label="Claim",
+            min_width=300,  # on a phone: a row of its own (the slider wraps below), room for the claim
+            placeholder="e.g. WildBox provides 3D bounding box annotations.",
+            scale=5,
+            elem_id="rag-claim",
+            lines=2,  # a claim is a sentence: on a phone it wraps in sight
+            max_lines=4,
+            # as the question box: a claim over the limit is refused with the limit named, not cut by the browser
+            info=f"At most {settings.answer.max_question_chars:,} characters.",
+        )
+        k = gr.Slider(1, 50, value=settings.check.k, step=1, label="Papers judged", scale=2, elem_id="rag-check-k")
+    with gr.Row():
+        button = gr.Button("Check the claim", variant="primary", elem_id="rag-check-btn", scale=4)
+        stop = gr.Button("Stop", variant="stop", elem_id="rag-check-stop", scale=1, min_width=80)
+    status = gr.HTML(elem_id="rag-check-status")
+    result = gr.HTML(format_check_html([]), elem_id="rag-check-result")
+    return CheckPanel(claim=claim, k=k, button=button, stop=stop, status=status, result=result)
 
 
 def _table_panel(settings: Settings, venues: list[str], years: list[str]) -> TablePanel:

@@ -17,9 +17,11 @@ from rag import (
     MATCH_HELP,
     Answer,
     Assistant,
+    ClaimCheck,
     Conversation,
     ListItem,
     Paper,
+    PaperStance,
     Quote,
     SearchHit,
     Table,
@@ -250,6 +252,112 @@ def format_waiting_html(position: int, waited: float) -> str:
     """The chat placeholder while a question waits for the LLM: its place in line and the time waited."""
     place = "next in line" if position == 1 else f"number {position} in line"
     return f"<em>Waiting for the model: {place}, {waited:.0f} s so far…</em>"
+
+
+# ------------------------------------------------------------------ the claim check
+_STANCE_WORDS = {"supports": "supports", "refutes": "refutes", "not stated": "not stated"}
+_VERDICT_WORDS = {
+    "supported": "Supported",
+    "refuted": "Refuted",
+    "mixed": "Mixed evidence",
+    "not enough evidence": "Not enough evidence",
+}
+
+
+def _css_name(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def format_stance_html(paper: PaperStance) -> str:
+    """One judged paper: its stance in words with the judge's probability, its title, and the deciding sentence
+    quoted (all escaped); a stance under the threshold is shown and marked as not counted."""
+    counted = paper.decided or paper.stance == "not stated"
+    note = "" if counted else ' <span class="rag-stance-note">(not counted: under the threshold)</span>'
+    label = f"{_STANCE_WORDS.get(paper.stance, paper.stance)} {paper.probability:.2f}"
+    verb = "does not state" if paper.stance == "not stated" else paper.stance
+    help_text = f"The judge's probability that this paper {verb} the claim"
+    return (
+        f'<li class="rag-stance rag-stance-{_css_name(paper.stance)}">'
+        f'<span class="rag-stance-label" title="{esc(help_text)}">[{paper.n}] {esc(label)}</span>{note} '
+        f'<span class="rag-item-title">{_rich_line(paper.title)}</span>'
+        f'<blockquote class="rag-stance-quote">{_rich_line(paper.quote)}</blockquote></li>'
+    )
+
+
+def format_meter_html(counts: dict[str, int]) -> str:
+    """The verdict's meter: one horizontal bar split by the counts of papers that support, refute or do not
+    state the claim, each part labelled in words (never colour alone) and the whole described for screen readers."""
+    parts = [("supports", "support"), ("refutes", "refute"), ("not stated", "not stated")]
+    total = sum(counts.get(key, 0) for key, _ in parts)
+    words = ", ".join(f"{counts.get(key, 0)} {word}" for key, word in parts)
+    bars = "".join(
+        f'<span class="rag-meter-part rag-meter-{_css_name(key)}" '
+        f'style="width: {100 * counts.get(key, 0) / total:.1f}%"></span>'
+        for key, _ in parts
+        if total and counts.get(key, 0)
+    )
+    legend = "".join(
+        f'<li class="rag-meter-key rag-meter-key-{_css_name(key)}"><span class="rag-meter-swatch"></span>'
+        f"{counts.get(key, 0)} {esc(word)}</li>"
+        for key, word in parts
+    )
+    return (
+        f'<div class="rag-meter" role="img" aria-label="{esc(words)}">{bars}</div>'
+        f'<ul class="rag-meter-legend">{legend}</ul>'
+    )
+
+
+def format_claim_verdict_html(check: ClaimCheck) -> str:
+    """The verdict in words, its meter, and what was counted."""
+    c = check.counts
+    supports, refutes = c.get("supports", 0), c.get("refutes", 0)
+    unstated = c.get("not stated", 0)
+    said = {
+        "supported": f"{format_count(supports, 'paper')} {'supports' if supports == 1 else 'support'} the claim "
+        "and none refutes it.",
+        "refuted": f"{format_count(refutes, 'paper')} {'refutes' if refutes == 1 else 'refute'} the claim "
+        "and none supports it.",
+        "mixed": f"{format_count(supports, 'paper')} {'supports' if supports == 1 else 'support'} the claim and "
+        f"{format_count(refutes, 'paper')} {'refutes' if refutes == 1 else 'refute'} it.",
+        "not enough evidence": "No paper judged supports or refutes the claim.",
+    }.get(check.verdict, "")
+    detail = (
+        f"{format_count(check.checked, 'paper')} judged; {unstated} not counted: they do not state it, or the judge "
+        "is not sure enough."
+    )
+    label = _VERDICT_WORDS.get(check.verdict, check.verdict)
+    return (
+        f'<div class="rag-claim-verdict"><div class="rag-verdict rag-verdict-{_css_name(check.verdict)}">'
+        f"{esc(label)}</div><p>{esc(said)}</p>{format_meter_html(c)}"
+        f'<p class="rag-note">{esc(detail)}</p></div>'
+    )
+
+
+def format_check_html(papers: list[PaperStance], check: ClaimCheck | None = None) -> str:
+    """The Check tab's result: the verdict and its meter once the check is done, then each paper judged so
+    far with its stance, probability, title and quote (in order of relevance)."""
+    if check is None and not papers:
+        return (
+            '<div class="rag-check"><p>Type a claim (e.g. <em>WildBox provides 3D bounding box annotations.</em>) '
+            "and check it: each of the most relevant abstracts supports it, refutes it or does not state it, "
+            "with the sentence that decides.</p></div>"
+        )
+    head = format_claim_verdict_html(check) if check is not None else ""
+    rows = "".join(format_stance_html(p) for p in (check.papers if check is not None else papers))
+    legend = (
+        '<p class="rag-legend">The figure after each stance is the judge\'s probability of it (0 to 1).</p>'
+        if rows
+        else ""
+    )
+    return f'<div class="rag-check">{head}{legend}<ul class="rag-stances">{rows}</ul></div>'
+
+
+def format_check_status_html(text: str, elapsed: float | None = None, error: bool = False) -> str:
+    """The line above the Check tab's result: what is being done and for how long, or why it stopped."""
+    if error:
+        return f'<p class="rag-error">{esc(text)}</p>'
+    took = f" · {elapsed:.0f} s" if elapsed is not None else ""
+    return f'<p class="rag-progress">{esc(text)}{esc(took)}</p>'
 
 
 def format_limit_html(limit: int, error: str | None = None) -> str:

@@ -20,12 +20,18 @@ import rag  # rag.Assistant and rag.get_settings are looked up when a command ru
 from rag import (
     Answer,
     AnswerEvent,
+    CheckEvent,
+    CheckStreamEvent,
+    ClaimCheck,
     ErrorEvent,
     Event,
     ItemEvent,
+    PaperStance,
     ProgressEvent,
     QuestionKind,
+    QueuedEvent,
     RagError,
+    StanceEvent,
     StatusEvent,
     TokenEvent,
     format_bibtex,
@@ -454,6 +460,89 @@ def _print_list(answer: Answer) -> None:
     for item in answer.items:
         click.echo(f"\n[{item.n}] {_readable(item.title)}  [{item.paper_id}]")
         click.echo(f'    "{_one_line(format_display(item.quote), 301)}"')
+
+
+@cli.command()
+@click.argument("claim")
+@click.option("-k", type=click.IntRange(1, 50), default=None, help="Papers judged (default RAG_CHECK__K, 10).")
+@click.option("--where", multiple=True, metavar="KEY=VALUE", help="Metadata filter, repeatable (venue=NeurIPS).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {claim, verdict, counts, papers: [{paper_id, title, stance, probability, quote, span}]}.",
+)
+@click.pass_context
+@_friendly
+def check(ctx: click.Context, claim: str, k: int | None, where: tuple[str, ...], as_json: bool) -> None:
+    """Check CLAIM against the most relevant abstracts: each paper supports it, refutes it or does not state
+    it (with the judge's probability and the deciding sentence quoted), then the verdict with the counts."""
+    filters = parse_where(list(where)) or None
+    events = _warm_call(ctx, "check_warm", {"claim": claim, "k": k, "filters": filters})
+    if events is None:
+        events = _assistant(ctx).check_stream(claim, k=k, filters=filters)
+    if as_json:
+        result = _follow_check(events, show=False)
+        click.echo(json.dumps(result.summary(), ensure_ascii=False, indent=2))
+        _leave_warm(ctx)
+        return
+    result = _follow_check(events, show=True, live=_Live(sys.stderr) if sys.stderr.isatty() else None)
+    _leave_warm(ctx)
+    threshold = _settings_of(ctx).check.min_probability
+    undecided = sum(not p.decided and p.stance != "not stated" for p in result.papers)
+    if not result.papers:
+        click.echo("No paper found to judge.")
+    click.echo("")
+    click.echo(format_check_verdict(result))
+    if undecided:
+        click.echo(f"({undecided} stance{'s' if undecided > 1 else ''} under {threshold:.2f} not counted)")
+
+
+def _settings_of(ctx: click.Context) -> Any:
+    """The settings of the assistant the command uses (an injected one's own, else the configured ones)."""
+    obj = ctx.ensure_object(dict)
+    return obj["assistant"].settings if "assistant" in obj else _settings(ctx)
+
+
+def format_stance_line(paper: PaperStance) -> str:
+    """One judged paper on one line: ``[3] supports 0.82  Title — "quote"``."""
+    mark = "" if paper.decided or paper.stance == "not stated" else " (not counted)"
+    quote = " ".join(format_display(paper.quote).split())
+    return f'[{paper.n}] {paper.stance} {paper.probability:.2f}{mark}  {format_display(paper.title)} — "{quote}"'
+
+
+def format_check_verdict(result: ClaimCheck) -> str:
+    """``Verdict: supported — 2 support, 0 refute, 8 not stated (10 papers judged).``"""
+    c = result.counts
+    return (
+        f"Verdict: {result.verdict} — {c.get('supports', 0)} support, {c.get('refutes', 0)} refute, "
+        f"{c.get('not stated', 0)} not stated ({result.checked} {'paper' if result.checked == 1 else 'papers'} judged)."
+    )
+
+
+def _follow_check(events: Iterable[CheckStreamEvent], *, show: bool, live: _Live | None = None) -> ClaimCheck:
+    """Consume a claim check's stream: with ``show``, each paper printed as it is judged, and progress on
+    ``live`` (a terminal's status line, on stderr); the finished check, or raise its error."""
+    status = live.set_status if live is not None else (lambda _text: None)
+    status("Searching the abstracts…")
+    try:
+        for event in events:
+            match event:
+                case QueuedEvent(position=position, waited=waited):
+                    status(f"Waiting for the model: number {position} in line, {waited:.0f} s…")
+                case StatusEvent(sources=sources):
+                    status(f"Judging paper 1 of {len(sources)}…" if sources else "")
+                case StanceEvent(paper=paper, checked=checked, total=total) if show:
+                    status("")
+                    click.echo(_plain(format_stance_line(paper)))
+                    status(f"Judging paper {checked + 1} of {total}…" if checked < total else "")
+                case CheckEvent(check=result):
+                    return result
+                case ErrorEvent(error=error):
+                    raise error
+    finally:
+        status("")
+    raise AssertionError("a check stream ends with a CheckEvent or an ErrorEvent")  # pragma: no cover
 
 
 @cli.command()

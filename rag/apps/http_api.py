@@ -1,9 +1,9 @@
 """The HTTP API behind ``rag serve``: an OpenAI-compatible chat endpoint whose answers carry verified citations.
 
 ``create_app(assistant)`` builds the FastAPI app (tests use it without a server); :func:`serve` runs it with
-uvicorn. Endpoints: ``POST /v1/chat/completions`` (also SSE streaming), ``POST /v1/table``, ``POST /v1/search``,
-``POST /v1/ingest`` (multipart upload), ``GET /v1/papers``, ``GET /v1/models``, ``GET /healthz``;
-the OpenAPI schema is at ``/openapi.json``.
+uvicorn. Endpoints: ``POST /v1/chat/completions`` (also SSE streaming), ``POST /v1/check`` (a claim checked,
+also SSE), ``POST /v1/table``, ``POST /v1/search``, ``POST /v1/ingest`` (multipart upload), ``GET /v1/papers``,
+``GET /v1/models``, ``GET /healthz``; the OpenAPI schema is at ``/openapi.json``.
 
 OpenAI clients read ``choices[0].message.content`` (the answer with ``[n]`` markers); the verified
 citations and sources are in the extra top-level field ``rag`` (exactly ``rag ask --json``), on the
@@ -23,6 +23,7 @@ from fastapi import FastAPI
 
 from rag import Assistant, check_bind
 from rag.apps.http_chat import chat_router
+from rag.apps.http_check import check_router
 from rag.apps.http_context import make_context
 from rag.apps.http_corpus import UploadLimit, corpus_router
 from rag.apps.http_errors import ERRORS, add_error_handlers
@@ -36,7 +37,8 @@ __all__ = ["MODEL_ID", "create_app", "serve"]
 def create_app(assistant: Assistant) -> FastAPI:
     """The FastAPI app over ``assistant`` (auth and upload limit from ``assistant.settings.server``).
 
-    One router per area (:mod:`rag.apps.http_meta`, ``http_corpus``, ``http_chat``, ``http_table``), all sharing
+    One router per area (:mod:`rag.apps.http_meta`, ``http_corpus``, ``http_chat``, ``http_check``,
+    ``http_table``), all sharing
     one :class:`~rag.apps.http_context.ApiContext`; errors take one shape (:mod:`rag.apps.http_errors`).
     """
     ctx = make_context(assistant)
@@ -60,7 +62,7 @@ def create_app(assistant: Assistant) -> FastAPI:
     )
     add_error_handlers(app)
     app.add_middleware(UploadLimit, limit=ctx.max_upload_bytes)
-    for router in (meta_router(ctx), corpus_router(ctx), chat_router(ctx), table_router(ctx)):
+    for router in (meta_router(ctx), corpus_router(ctx), chat_router(ctx), check_router(ctx), table_router(ctx)):
         app.include_router(router)
     return app
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rag import MetaValue, QuestionKind
+from rag import ClaimVerdict, MetaValue, QuestionKind, Stance
 
 MODEL_ID = "rag-abstracts"
 
@@ -51,6 +51,15 @@ class ChatRequest(BaseModel):
     )
 
 
+def where_as_filters(data: Any) -> Any:
+    """A request body with ``where`` (the CLI's word) renamed ``filters``; both at once is an error."""
+    if isinstance(data, dict) and "where" in data:
+        if "filters" in data:
+            raise ValueError("give the filter as filters or as where, not both")
+        data = {("filters" if key == "where" else key): value for key, value in data.items()}
+    return data
+
+
 class TableRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     attributes: (
@@ -74,11 +83,7 @@ class TableRequest(BaseModel):
     @classmethod
     def _where_means_filters(cls, data: Any) -> Any:
         """``where`` (the CLI's word, ``rag table --where``) is accepted for ``filters``."""
-        if isinstance(data, dict) and "where" in data:
-            if "filters" in data:
-                raise ValueError("give the filter as filters or as where, not both")
-            data = {("filters" if key == "where" else key): value for key, value in data.items()}
-        return data
+        return where_as_filters(data)
 
 
 class TableCellOut(BaseModel):
@@ -202,3 +207,43 @@ class ChatResponse(BaseModel):
     choices: list[ChatChoice]
     usage: Usage
     rag: dict[str, Any] = Field(description="Verified answer, citations and sources (`rag ask --json`).")
+
+
+class CheckRequest(BaseModel):
+    """``rag check`` over HTTP: the claim, how many papers to judge, a metadata filter, whole or streamed."""
+
+    model_config = ConfigDict(extra="forbid")
+    claim: str = Field(description='The statement to check, e.g. "WildBox provides 3D bounding box annotations."')
+    k: int | None = Field(default=None, ge=1, le=50, description="Papers judged (default RAG_CHECK__K).")
+    filters: dict[str, MetaValue] | None = Field(
+        default=None, description='Metadata filter, e.g. {"venue": "NeurIPS"} (also accepted as `where`).'
+    )
+    stream: bool = Field(
+        default=False,
+        description="Server-sent events: `data: {event}` lines (status, one stance per paper, check or error), "
+        "then `data: [DONE]`.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _where_means_filters(cls, data: Any) -> Any:
+        """``where`` (the CLI's word, ``rag check --where``) is accepted for ``filters``."""
+        return where_as_filters(data)
+
+
+class CheckPaperOut(BaseModel):
+    paper_id: str = Field(description="The corpus id of the paper (a BEIR record's _id).")
+    title: str
+    stance: Stance = Field(description="supports, refutes or not stated.")
+    probability: float = Field(description="The judge's probability of that stance, 0..1.")
+    quote: str = Field(description="The deciding sentence, verbatim from the abstract.")
+    span: tuple[int, int] = Field(description="Character span of the quote in the abstract.")
+
+
+class CheckResponse(BaseModel):
+    """``ClaimCheck.summary()``, exactly ``rag check --json``: papers in order of relevance."""
+
+    claim: str
+    verdict: ClaimVerdict = Field(description="supported, refuted, mixed or not enough evidence.")
+    counts: dict[str, int] = Field(description="Papers that support, refute, or do not state the claim (decided).")
+    papers: list[CheckPaperOut]

@@ -1,4 +1,5 @@
-"""`rag ask` answered by a warm process: the whole answering stack kept loaded between commands.
+"""`rag ask` (and `rag search`, `rag check`) answered by a warm process: the whole answering stack kept loaded
+between commands.
 
 A warm LLM server (:mod:`rag.llm`) leaves each `rag ask` about 2.5 s of its own work before the model is asked:
 Python imports (~1 s), the tokenizer (~0.45 s), opening Chroma (~0.8 s), the embedder and BM25. The first
@@ -48,7 +49,7 @@ from typing import Any
 
 import rag  # rag.Assistant and rag.get_settings are looked up when used: a client of the warm process loads neither
 from rag import errors
-from rag.events import AnswerEvent, ErrorEvent, Event
+from rag.events import AnswerEvent, CheckEvent, CheckStreamEvent, ErrorEvent, Event
 
 log = logging.getLogger("rag.warm")
 
@@ -157,13 +158,13 @@ def _connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def _frames(sock: socket.socket, first: tuple[Any, ...], log_path: Path) -> Iterator[Event]:
+def _frames(sock: socket.socket, first: tuple[Any, ...], log_path: Path) -> Iterator[Any]:
     frame: tuple[Any, ...] | None = first
     try:
         while frame is not None:
             if frame[0] == "event":
                 yield frame[1]
-                if isinstance(frame[1], AnswerEvent | ErrorEvent):
+                if isinstance(frame[1], AnswerEvent | CheckEvent | ErrorEvent):
                     return
             elif frame[0] == "error":
                 raise _rebuild_error(*frame[1:])
@@ -200,6 +201,12 @@ def ask_warm(settings: Any, request: dict[str, Any]) -> Iterator[Event]:
     Raises :class:`WarmGone` before yielding anything when no warm process takes it (the caller answers in
     its own process then); errors of the question itself are raised as the in-process path raises them."""
     return _frames(*_first_frame(settings, {"op": "ask"} | request))
+
+
+def check_warm(settings: Any, request: dict[str, Any]) -> Iterator[CheckStreamEvent]:
+    """The events of :meth:`rag.Assistant.check_stream` (claim, k, filters) from the warm process of ``settings``;
+    :class:`WarmGone` and errors as :func:`ask_warm`."""
+    return _frames(*_first_frame(settings, {"op": "check"} | request))
 
 
 def search_warm(settings: Any, request: dict[str, Any]) -> list[Any]:
@@ -350,19 +357,25 @@ class _Server:
                     _send(conn, pickle.dumps(("hits", hits)))
                     log.info("searched in %.2f s", time.perf_counter() - t0)
                     return
-                for event in self.assistant.stream(
-                    request["question"],
-                    k=request.get("k"),
-                    filters=request.get("filters"),
-                    mode=request.get("mode"),
-                    kind=request.get("kind"),
-                ):
+                checking = request.get("op") == "check"
+                events: Iterator[Any] = (
+                    self.assistant.check_stream(request["claim"], k=request.get("k"), filters=request.get("filters"))
+                    if checking
+                    else self.assistant.stream(
+                        request["question"],
+                        k=request.get("k"),
+                        filters=request.get("filters"),
+                        mode=request.get("mode"),
+                        kind=request.get("kind"),
+                    )
+                )
+                for event in events:
                     if isinstance(event, ErrorEvent):
                         _send(conn, _error_frame(event.error))
                         log.info("question failed in %.2f s: %s", time.perf_counter() - t0, type(event.error).__name__)
                         return
                     _send(conn, pickle.dumps(("event", event)))
-                log.info("answered in %.2f s", time.perf_counter() - t0)
+                log.info("%s in %.2f s", "checked" if checking else "answered", time.perf_counter() - t0)
             except Exception as e:
                 if not isinstance(e, errors.RagError):
                     log.error("question failed: %s", traceback.format_exc())

@@ -192,7 +192,9 @@ def test_ui_shows_the_place_in_line_and_shares_one_limit(indexed: Assistant) -> 
     assert any("Waiting for the model: next in line" in s for s in shown)
     assert "quadratically" in shown[-1]
     answering = [f for f in app.fns.values() if f.concurrency_id == "answers"]
-    assert len(answering) == 6  # submit, the button, the examples, the table button, /ask and /table: one limit
+    # submit, the button, the examples, the table button, /ask and /table; the claim check's button, its submit and
+    # /check: one limit for all of them
+    assert len(answering) == 9
     assert {f.concurrency_limit for f in answering} == {1 + 7 + 4}
 
 

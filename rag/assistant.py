@@ -364,15 +364,9 @@ class Assistant:
             temperature=temperature,
             kind=kind,
         )
-        try:
-            if query.mode == "llm":
-                yield from self._in_line(self._answer_events(query))
-            else:
-                yield from self._answer_events(query)
-        except RagError as e:
-            yield ErrorEvent(e)
-        except Exception as e:  # the SDK raises many error types; describe them without secrets
-            yield ErrorEvent(describe_llm_error(e, self.settings))
+        yield from self._guarded(
+            self._in_line(self._answer_events(query)) if query.mode == "llm" else self._answer_events(query)
+        )
 
     # ------------------------------------------------------------------ claim check
     def check(self, claim: str, k: int | None = None, filters: dict[str, MetaValue] | None = None) -> ClaimCheck:
@@ -393,17 +387,21 @@ class Assistant:
         as it is judged (in order of relevance), then one :class:`CheckEvent` or one :class:`ErrorEvent`.
         A bad claim raises :class:`QuestionError` before the first event."""
         claim = self._check_question(claim)
+        t0 = time.perf_counter()
         hits = self.search(claim, k=k or self.settings.check.k, where=filters)
-        checker = ClaimChecker(
-            self._pipeline.stance, lambda _c: hits, min_probability=self.settings.check.min_probability
-        )
+        retrieval = time.perf_counter() - t0
+        checker = ClaimChecker(self._pipeline.stance, min_probability=self.settings.check.min_probability)
 
         def events() -> Iterator[CheckStreamEvent]:
             yield StatusEvent(standalone_question=claim, sources=hits)
-            yield from checker.events(claim)
+            yield from checker.events(claim, hits, retrieval=retrieval)
 
+        yield from self._guarded(self._in_line(events()))
+
+    def _guarded(self, events: Iterator[_E]) -> Iterator[_E | ErrorEvent]:
+        """``events``, a failure after the first one becoming the stream's last event, an :class:`ErrorEvent`."""
         try:
-            yield from self._in_line(events())
+            yield from events
         except RagError as e:
             yield ErrorEvent(e)
         except Exception as e:  # the SDK raises many error types; describe them without secrets

@@ -12,7 +12,7 @@ instruction, and the verdict is computed here, not written by the model.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from rag.answering.stance import StanceJudge
 from rag.events import CheckEvent, StanceEvent
@@ -34,13 +34,10 @@ def verdict_of(papers: Sequence[PaperStance]) -> tuple[ClaimVerdict, dict[str, i
 
 
 class ClaimChecker:
-    """Judges the papers ``search`` finds for a claim, one by one."""
+    """Judges the papers found for a claim, one by one."""
 
-    def __init__(
-        self, judge: StanceJudge, search: Callable[[str], list[SearchHit]], *, min_probability: float = 0.5
-    ) -> None:
+    def __init__(self, judge: StanceJudge, *, min_probability: float = 0.5) -> None:
         self.judge = judge
-        self.search = search
         self.min_probability = min_probability
 
     def stance(self, n: int, claim: str, hit: SearchHit) -> PaperStance:
@@ -59,9 +56,11 @@ class ClaimChecker:
             decided=j.stance != "not stated" and j.probability >= self.min_probability,
         )
 
-    def events(self, claim: str) -> Iterator[StanceEvent | CheckEvent]:
-        t0 = time.perf_counter()
-        hits = self.search(claim)
+    def events(
+        self, claim: str, hits: Sequence[SearchHit], *, retrieval: float = 0.0
+    ) -> Iterator[StanceEvent | CheckEvent]:
+        """A :class:`StanceEvent` per paper of ``hits`` (in their order), then the :class:`CheckEvent`;
+        ``retrieval``: the seconds it took to find them (reported in the timings)."""
         t1 = time.perf_counter()
         papers: list[PaperStance] = []
         for n, hit in enumerate(hits, 1):
@@ -77,7 +76,11 @@ class ClaimChecker:
                 counts=counts,
                 papers=papers,
                 checked=len(papers),
-                timings={"retrieval": round(t1 - t0, 3), "judging": round(t2 - t1, 3), "total": round(t2 - t0, 3)},
+                timings={
+                    "retrieval": round(retrieval, 3),
+                    "judging": round(t2 - t1, 3),
+                    "total": round(retrieval + t2 - t1, 3),
+                },
             )
         )
 

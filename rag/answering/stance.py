@@ -248,14 +248,13 @@ class StanceJudge:
         return [SystemMessage(self.system), HumanMessage(user)]
 
     def memo_key(self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt) -> str:
-        messages = self.messages(statement, kind, title, excerpt)
-        return hashlib.sha256("\x00".join(str(m.content) for m in messages).encode()).hexdigest()
+        return _key(self.messages(statement, kind, title, excerpt))
 
     def model_probabilities(
         self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt
     ) -> tuple[dict[str, float], int]:
         messages = self.messages(statement, kind, title, excerpt)
-        key = self.memo_key(statement, kind, title, excerpt)
+        key = _key(messages)
         if self.memo is not None and key in self.memo:
             return dict(self.memo[key]), 0
         probs, usage = label_probabilities(self.chat(), messages, LABEL_WORDS)
@@ -286,3 +285,8 @@ class StanceJudge:
             label_probabilities={w: round(probs.get(w, 0.0), 4) for w in LABEL_WORDS},
             prompt_tokens=tokens,
         )
+
+
+def _key(messages: list[BaseMessage]) -> str:
+    """The memo key of a prompt: what the model reads, hashed."""
+    return hashlib.sha256("\x00".join(str(m.content) for m in messages).encode()).hexdigest()

@@ -40,11 +40,11 @@ print("done " + json.dumps(report.to_json()), flush=True)
 """
 
 
-def _start_ingest(data_dir: Path, corpus: Path) -> subprocess.Popen[str]:
+def _start_ingest(data_dir: Path, corpus: Path, stderr: int = subprocess.DEVNULL) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", _CHILD, str(data_dir), str(corpus)],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
     )
 
@@ -181,11 +181,11 @@ def test_two_concurrent_ingest_processes_leave_a_consistent_index(tmp_path: Path
     data_dir.mkdir()
     corpus = data_dir / "corpus.jsonl"
     records = write_abstracts(corpus, 300)
-    procs = [_start_ingest(data_dir, corpus) for _ in range(2)]
+    procs = [_start_ingest(data_dir, corpus, stderr=subprocess.PIPE) for _ in range(2)]
     reports = []
     for p in procs:
-        out, _ = p.communicate(timeout=300)
-        assert p.returncode == 0
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
         reports.append(json.loads(out.strip().splitlines()[-1].removeprefix("done ")))
     # One of them indexed everything, the other waited and found nothing left to do.
     assert sorted(r["added"] for r in reports) == [0, 300]

@@ -234,6 +234,27 @@ def test_several_processes_write_one_cache(tmp_path: Path) -> None:
     assert EmbeddingCache(path).count() == 2 * 10 * 50
 
 
+def test_a_new_cache_opened_while_another_process_sets_it_up_waits(tmp_path: Path) -> None:
+    """Two processes creating one new cache at once: while one holds its set-up write lock, SQLite
+    refused the other's switch to WAL at once ("database is locked", no busy wait). That failed a
+    concurrent-ingest test in CI (and 7 of 30 rounds of three processes opening one new file)."""
+    import sqlite3
+
+    path = tmp_path / "new.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE IF NOT EXISTS scratch (x)")
+    other.execute("BEGIN IMMEDIATE")  # the other process, mid set-up
+    released = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    released.start()
+    try:
+        cache = EmbeddingCache(path)
+    finally:
+        released.join()
+        other.close()
+    cache.put_many("m", ["a text"], np.ones((1, 4)))
+    assert cache.count() == 1
+
+
 def test_cache_written_by_an_earlier_version_is_moved_over(tmp_path: Path) -> None:
     """Caches before the rowid table kept vectors in a WITHOUT ROWID table `embeddings`; they still hit."""
     import hashlib

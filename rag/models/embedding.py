@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -347,6 +349,21 @@ class EmbeddingCache:
     def _connect(self) -> sqlite3.Connection:
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
+        # Two processes creating the file at once: SQLite answers the WAL switch and the first
+        # BEGIN IMMEDIATE with "database is locked" at once, without waiting out the busy timeout
+        # (a concurrent-ingest test failed on it in CI). The set-up is idempotent, so try again.
+        deadline = time.monotonic() + 30.0
+        while True:
+            try:
+                return self._open()
+            except ConfigError as e:
+                busy = isinstance(e.__cause__, sqlite3.OperationalError) and "locked" in str(e.__cause__)
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05 + random.random() * 0.1)
+
+    def _open(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -388,6 +405,8 @@ class EmbeddingCache:
                     conn.close()
                     raise
         except sqlite3.Error as e:
+            if conn is not None:
+                conn.close()
             raise ConfigError(f"Cannot open the embedding cache {self.path}: {e}") from e
         self._conn, self._pid = conn, os.getpid()
         return conn

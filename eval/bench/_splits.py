@@ -4,7 +4,10 @@
 * ``heldout``: eval/data/heldout/, frozen once by eval/tools/split_heldout.py and read only when a benchmark
   is asked for it (``--split heldout``) or by ``bench ablation`` (tests/test_heldout.py checks its bytes);
 * ``fresh``: questions and claims written over SciFact abstracts and ml_abstracts titles before the rules were
-  read (question_kinds_fresh.jsonl, scifact_claims.jsonl), over the 30 abstracts of scifact_claims_corpus.jsonl.
+  read (question_kinds_fresh.jsonl, scifact_claims.jsonl), over the 30 abstracts of scifact_claims_corpus.jsonl;
+* ``terse`` (question kinds only): 40 search-box style questions written on 2026-12-05 before that day's rule
+  change (question_kinds_terse.jsonl), and ``terse-after``: 24 written after it (question_kinds_terse_after.jsonl),
+  over the same 30 abstracts.
 
 The question-kind and claims splits over NeurIPS are asked of the bundled NeurIPS 2026 abstracts.
 """
@@ -40,6 +43,8 @@ KINDS = {
     "dev": LabelledSet("dev", DATA / "question_kinds_dev.jsonl", None),
     "heldout": LabelledSet("heldout", DATA / "heldout" / "question_kinds.jsonl", None),
     "fresh": LabelledSet("fresh", DATA / "question_kinds_fresh.jsonl", FRESH_CORPUS),
+    "terse": LabelledSet("terse", DATA / "question_kinds_terse.jsonl", FRESH_CORPUS),
+    "terse-after": LabelledSet("terse-after", DATA / "question_kinds_terse_after.jsonl", FRESH_CORPUS),
 }
 CLAIMS = {
     "dev": LabelledSet("dev", DATA / "neurips2026_claims.jsonl", None),

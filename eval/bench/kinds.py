@@ -22,7 +22,7 @@ from typing import Any
 from rag import Assistant
 from rag.answering.names import names_paper
 from rag.evaluation.bench._splits import KINDS as SETS
-from rag.evaluation.bench._splits import SPLITS, indexed, load_rows, wilson
+from rag.evaluation.bench._splits import indexed, load_rows, wilson
 from rag.evaluation.bench.suite import Output
 from rag.types import Query
 
@@ -54,7 +54,7 @@ def recognise(assistant: Assistant, rows: list[dict[str, Any]]) -> list[Recognis
 
 def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument(
-        "--split", action="append", choices=SPLITS, help="A labelled set (repeatable; default: dev and fresh)."
+        "--split", action="append", choices=tuple(SETS), help="A labelled set (repeatable; default: dev and fresh)."
     )
     ap.add_argument("--show", action="store_true", help="List every misrecognised question.")
 

@@ -48,6 +48,10 @@ _WRAPPER = re.compile(
     r"tell\s+me\s+)+",
     re.I,
 )
+_AUX = (
+    r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|may|might|must|shall"
+    r"|isn't|aren't|doesn't|don't|didn't|can't|won't|wasn't|weren't|hasn't|haven't)"
+)
 # The rules are named data: each table maps a rule's name to one regex alternative, and the classifier
 # joins a table's alternatives into one pattern. ``python -m rag.evaluation.bench ablation`` scores the
 # classifier without each rule in turn (``classify_question(..., without={name})``); a rule stays only
@@ -84,6 +88,11 @@ LIST_RULES: dict[str, str] = {
     "surveys-on": r"^(?:surveys?|reviews?|overviews?)\s+(?:on|of|about)\b",
     # "Papers that use ...?", "papers about X"
     "papers-that": rf"^{_PAPER_NOUN}\s+(?:that|which|on|about|using|with|in|for|where)\b",
+    # search-box style: a plural paper noun, then anything but an auxiliary ("papers use X", "studies reporting Y")
+    "plural-papers-first": (
+        r"^(?:papers|studies|articles|publications|abstracts|works(?!\s+(?:best|better|well|worse)\b))\s+"
+        rf"(?!{_AUX}\b)[a-z]"
+    ),
 }
 # a topic followed by "papers" and nothing else: "gnn papers?", "membership inference attack papers"
 TOPIC_RULES: dict[str, str] = {
@@ -123,10 +132,6 @@ NAMED_RULES: dict[str, str] = {
         r"|larger|smaller|bigger|more|fewer)\b"
     ),
 }
-_AUX = (
-    r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|may|might|must|shall"
-    r"|isn't|aren't|doesn't|don't|didn't|can't|won't|wasn't|weren't|hasn't|haven't)"
-)
 # a yes/no question starts with an auxiliary verb (or "whether"/"if" once a wrapper is peeled off),
 # at the start or after a leading clause ("In soft-routing MoEs, does sigmoid gating ...")
 YESNO_RULES: dict[str, str] = {

@@ -64,6 +64,7 @@ BENCHMARKS = {
     "freshness": "freshness",
     "kinds": "kinds",
     "lists": "lists",
+    "models": "models",
     "parts": "parts",
     "pubmedqa-dev": "pubmedqa_dev",
     "queue": "queue",

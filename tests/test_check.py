@@ -4,14 +4,15 @@ quotes located in the abstract, the verdict from the counts, streaming order, ba
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from rag import Assistant, CheckEvent, QuestionError, StanceEvent, StatusEvent
+from rag import Assistant, CheckEvent, QuestionError, Settings, StanceEvent, StatusEvent
 from rag.answering.check import verdict_of
-from rag.answering.stance import FEATURES, STANCES, StanceHead, fit_head
+from rag.answering.stance import FEATURES, STANCES, StanceHead, excerpt_of, fit_head
 from rag.types import PaperStance
 from tests.fakes import LabelChatModel
 
@@ -159,3 +160,25 @@ def test_the_shipped_head_is_the_fitted_one_for_both_statement_kinds() -> None:
     data["features"] = data["features"][:-1]
     with pytest.raises(ConfigError, match="stance-train"):
         StanceHead.from_json(data)
+
+
+def test_the_head_calibrates_only_the_model_it_was_fitted_on(tmp_path: Path) -> None:
+    """The head's weights undo one model's label biases: another bundled model, or a user's own GGUF, is judged on
+    its normalised label probabilities instead (the head's model is recorded in the artefact)."""
+    from rag.answering.stance import bundled_head, head_for
+
+    fitted = bundled_head()
+    assert fitted is not None and fitted.meta["model"] == Settings().llm.model
+    assert head_for(fitted.meta["model"]) is fitted
+    assert head_for("qwen2.5-coder-0.5b-instruct-q4_k_m") is None
+    assert head_for(fitted.meta["model"], own_file=True) is None
+
+    other = Assistant(Settings(data_dir=tmp_path, llm={"model": "qwen2.5-coder-0.5b-instruct-q4_k_m"}))
+    judge = other._pipeline.stance
+    assert judge.head is None
+    excerpt = excerpt_of(judge.scorer, "X reduces Y.", "X reduces Y in mice. Nothing else.")
+    probs = {"yes": 0.6, "no": 0.3, "not": 0.1}
+    assert judge.decide("X reduces Y.", "claim", excerpt, probs) == pytest.approx(
+        {"supports": 0.6, "refutes": 0.3, "not stated": 0.1}
+    )
+    assert Assistant(Settings(data_dir=tmp_path))._pipeline.stance.head is fitted

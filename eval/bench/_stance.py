@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.answering.stance import STANCES, Stance, StatementKind
+from rag.settings import Settings
 
 SCIFACT_STANCE: dict[str, Stance] = {"SUPPORT": "supports", "CONTRADICT": "refutes", "NEI": "not stated"}
 PUBMEDQA_STANCE: dict[str, Stance] = {"yes": "supports", "no": "refutes", "maybe": "not stated"}
@@ -187,5 +188,10 @@ class Memo(MutableMapping[str, dict[str, float]]):
         return len(self.data)
 
 
-def default_memo() -> Path:
-    return Path.home() / ".cache" / "rag-abstracts" / "bench-stance" / "label-probabilities.jsonl"
+def default_memo(settings: Settings) -> Path:
+    """Where the model's label probabilities are kept between runs: one file per model (the bundled default keeps
+    the name it always had), so that runs with another model never read this one's."""
+    llm = settings.llm
+    name = f"gguf-{Path(llm.gguf).stem}" if llm.gguf is not None else llm.model
+    suffix = "" if name == "qwen2.5-coder-1.5b-instruct-q4_k_m" else f"-{name}"
+    return Path.home() / ".cache" / "rag-abstracts" / "bench-stance" / f"label-probabilities{suffix}.jsonl"

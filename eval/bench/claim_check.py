@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     corpus = scifact_corpus(shared)
     assistant = index(shared, args.data_dir)
     if not args.fresh:
-        assistant._pipeline.stance.memo = Memo(default_memo())
+        assistant._pipeline.stance.memo = Memo(default_memo(assistant.settings))
     rows = []
     for i, c in enumerate(chosen, 1):
         t0 = time.perf_counter()

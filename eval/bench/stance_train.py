@@ -124,7 +124,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     scorer = SentenceScorer(
         lambda texts: np.asarray(assistant.embeddings.embed_documents(list(texts)), dtype=np.float32)
     )
-    judge = StanceJudge(assistant.chat_model, scorer, memo=Memo(args.memo or default_memo()))
+    judge = StanceJudge(assistant.chat_model, scorer, memo=Memo(args.memo or default_memo(assistant.settings)))
     seed = 0 if args.seed is None else args.seed
     n_train, n_dev = (None, None) if args.cached_only else (args.train, args.dev)
     train = read(judge, pairs(shared, "train", seed)[:n_train], "train", out, cached_only=args.cached_only)
@@ -157,13 +157,16 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
                 ],
             ),
         )
-    if args.write and head_parts:
+    if args.write and head_parts and assistant.settings.llm.gguf is not None:
+        print("not written: the shipped head is for the bundled model, not a GGUF file", file=sys.stderr)
+    elif args.write and head_parts:
         head = StanceHead(
             weights={k: v[0] for k, v in head_parts.items()},
             bias={k: v[1] for k, v in head_parts.items()},
             mean={k: v[2] for k, v in head_parts.items()},
             scale={k: v[3] for k, v in head_parts.items()},
             meta={
+                "model": assistant.settings.llm.model,
                 "train pairs": {k: figures[k]["train pairs"] for k in head_parts},
                 "l2": args.l2,
                 "seed": seed,

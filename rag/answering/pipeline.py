@@ -31,7 +31,7 @@ from rag.answering.kinds import classify_question
 from rag.answering.names import mentions_paper, named_first, names_paper
 from rag.answering.prompts import load_prompt
 from rag.answering.reasoning import split_reasoning
-from rag.answering.stance import StanceJudge, bundled_head
+from rag.answering.stance import StanceJudge, head_for
 from rag.answering.verify import Embed, Evidence, SentenceVerdict
 from rag.corpus.chunking import chunk_paper, count_tokens
 from rag.corpus.tokens import key_terms
@@ -137,8 +137,9 @@ class AnswerPipeline:
         self.judge_template = load_prompt("judge")
         self.judge_system = load_prompt("judge_system").strip()
         self.extract_template = load_prompt("extract")
-        #: the one calibrated judge of "does this passage support this statement?"
-        self.stance = StanceJudge(self.chat, self.scorer, bundled_head(), sentences=settings.check.sentences)
+        #: the one calibrated judge of "does this passage support this statement?" (its head fitted for one model)
+        head = head_for(settings.llm.model, own_file=settings.llm.gguf is not None)
+        self.stance = StanceJudge(self.chat, self.scorer, head, sentences=settings.check.sentences)
 
     def chat(self) -> BaseChatModel:
         """The chat model (built on first use: the embedded server starts then)."""

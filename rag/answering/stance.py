@@ -217,6 +217,16 @@ def bundled_head() -> StanceHead | None:
     return StanceHead.from_json(json.loads(text))
 
 
+def head_for(model: str, *, own_file: bool = False) -> StanceHead | None:
+    """The bundled head when it was fitted on ``model``'s label probabilities, else None (the judge then uses the
+    model's normalised label probabilities): a head fitted on one model's biases miscalibrates another's. A user's
+    own GGUF (``own_file``) never gets it, whatever name it is served under."""
+    head = bundled_head()
+    if head is None or own_file or head.meta.get("model") != model:
+        return None
+    return head
+
+
 class StanceJudge:
     """Judges statements against abstracts: the model's label probabilities, then the calibrated head."""
 

@@ -62,13 +62,17 @@ if TYPE_CHECKING:
         Query,
         QuestionKind,
         Quote,
+        Relevance,
         SearchHit,
         Stance,
         Table,
         TableCell,
         TableRow,
         Verdict,
+        format_relevance_legend,
         match_level,
+        relevance_of,
+        retrieved_relevance,
     )
 
 __all__ = [
@@ -109,6 +113,7 @@ __all__ = [
     "QueuedEvent",
     "Quote",
     "RagError",
+    "Relevance",
     "SearchHit",
     "Settings",
     "Stance",
@@ -127,10 +132,13 @@ __all__ = [
     "format_display",
     "format_display_html",
     "format_markdown",
+    "format_relevance_legend",
     "get_settings",
     "match_level",
     "parse_where",
     "readable_table",
+    "relevance_of",
+    "retrieved_relevance",
 ]
 
 # Where each public name lives. Kept beside __all__; tests/test_house.py checks that every name resolves.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -149,6 +150,13 @@ class SearchHit(BaseModel):
             "metadata": self.metadata,
         }
 
+    def source_json(self, relevance: Relevance) -> dict[str, Any]:
+        """The hit as a source of an answer (or of one being written): :meth:`to_json` with its chunk id, and
+        ``relevance`` (what qualified it) in place of ``match``, whose cosine level would say "off-topic" of a
+        paper a list's judge confirmed."""
+        out = {k: v for k, v in self.to_json().items() if k != "match"}
+        return out | {"chunk_id": self.chunk_id, "relevance": relevance.to_json()}
+
 
 class Quote(BaseModel):
     """A sentence of an abstract shown to the model as evidence, numbered like the citations."""
@@ -200,7 +208,21 @@ class Citation(BaseModel):
     text: str = Field(description="The cited chunk's text.")
     span: tuple[int, int] = Field(description="Character span of the supporting sentence in the abstract.")
     quote: str = Field(default="", description="The supporting sentence itself.")
-    support: float = 0.0
+    support: float = Field(
+        default=0.0,
+        description="How well the sentence supports the answer's claim, 0..1 (a list item: the judge's P(yes); "
+        "a verbatim quote: 1.0).",
+    )
+    judged: Literal["listed", "yes", "no"] | None = Field(
+        default=None,
+        description="What cites the paper when it is not a verified claim: 'listed' (a list item) or the yes/no "
+        "verdict its sentence decides.",
+    )
+    judge: float | None = Field(
+        default=None,
+        description="The model's probability behind ``judged`` (a list item's P(yes), a yes/no answer's "
+        "P(verdict)); None when no model judged (extractive mode).",
+    )
 
 
 class ListItem(BaseModel):
@@ -264,7 +286,12 @@ class Answer(BaseModel):
         "None when it wrote none.",
     )
 
+    def relevance(self) -> dict[str, Relevance]:
+        """What qualified each source, by paper id, in the order of ``sources`` (see :func:`relevance_of`)."""
+        return relevance_of(self)
+
     def to_json(self) -> dict[str, Any]:
+        relevance = relevance_of(self)
         out: dict[str, Any] = {
             "kind": self.kind,
             "question": self.question,
@@ -272,7 +299,7 @@ class Answer(BaseModel):
             "answer": self.text,
             "refused": self.refused,
             "citations": [c.model_dump() for c in self.citations],
-            "sources": [s.to_json() | {"chunk_id": s.chunk_id} for s in self.sources],
+            "sources": [s.source_json(relevance[s.paper_id]) for s in self.sources],
             "unsupported": self.unsupported,
             "mode": self.mode,
             "timings": self.timings,
@@ -287,6 +314,140 @@ class Answer(BaseModel):
         if self.reasoning is not None:  # only a reasoning model's answers carry the key
             out["reasoning"] = self.reasoning
         return out
+
+
+# What qualified a paper shown beside an answer, as one figure named in words. A source card used to show the cosine
+# of the question and the paper's best passage, and for "Which papers introduce a new dataset?" that said
+# "off-topic (0.15)" of the very papers the answer listed (issue 30): a list's or a yes/no question's wording is
+# far from any abstract's. So a cited paper shows what cited it, and only an uncited one shows the cosine.
+RelevanceBasis = Literal["judge", "support", "similarity", "keyword"]
+"""judge: the model's probability (a list item's P(yes), a yes/no verdict's); support: how well the cited sentence
+supports the answer's claim; similarity: the cosine of the question and the best passage (not cited); keyword: a
+BM25-only hit, no figure."""
+
+RELEVANCE_HELP: dict[str, str] = {
+    "listed": "Listed: the model read this abstract, was asked whether the paper satisfies the question's "
+    "criterion, and said yes with this probability (a paper is listed from RAG_ANSWER__LIST_MIN_YES, 0.7 by "
+    "default).",
+    "listed-extractive": "Listed without a model (extractive mode): its best sentence's relevance score, rescaled "
+    "to 0..1, reached RAG_ANSWER__LIST_MIN_YES (0.7 by default).",
+    "verdict": "Cited for the verdict: the model's probability of this yes/no answer after reading the evidence; "
+    "the verdict rests on this paper's quoted sentence.",
+    "support": "Cited: how well the quoted sentence supports the answer's sentence, 0..1 (half closeness in "
+    "meaning, half the share of its key terms found, halved when it lacks a number the answer states); a sentence "
+    "under RAG_ANSWER__MIN_SUPPORT, 0.60 by default, is dropped. A verbatim quote scores 1.",
+    "similarity": "Not cited: the answer does not rest on this paper. Similarity: how close the meaning of its best "
+    "passage is to the question (cosine of their embeddings): strong >= 0.50, good >= 0.35, weak >= 0.22, below "
+    "that low. It says little of a list or yes/no question, whose wording is far from any abstract's.",
+    "keyword": "Found by keywords (BM25) alone: no similarity figure.",
+}
+
+
+class Relevance(BaseModel):
+    """What qualified one paper shown with an answer, as one figure: ``text`` is what people read ("listed · judge
+    0.91", "cited · support 0.82", "not cited · similarity 0.31 (weak)"), ``help`` what the figure means. Built
+    only by :func:`relevance_of` (and :func:`retrieved_relevance` before an answer exists); the UI, the CLI, the
+    JSON and the HTTP API show these, never a figure of their own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    basis: RelevanceBasis
+    value: float | None = Field(description="The figure, 0..1 (None for a keyword-only hit).")
+    label: Literal["listed", "cited", "not cited", "retrieved"] = Field(
+        description="What the answer did with the paper (retrieved: no answer yet)."
+    )
+    level: str | None = Field(
+        default=None, description="similarity only: strong, good, weak or low (the cosine's match level)."
+    )
+    text: str = Field(description="What people read, e.g. 'listed · judge 0.91'.")
+    help: str = Field(description="What the figure means (a tooltip, a legend line).")
+
+    def to_json(self) -> dict[str, Any]:
+        """``basis``, ``value`` (4 decimals), ``label``, ``level`` and ``text``; ``help`` is left to the docs."""
+        value = None if self.value is None else round(self.value, 4)
+        return {"basis": self.basis, "value": value, "label": self.label, "level": self.level, "text": self.text}
+
+
+def _similarity(hit: SearchHit, label: Literal["not cited", "retrieved"]) -> Relevance:
+    if hit.dense_score is None:
+        return Relevance(
+            basis="keyword", value=None, label=label, text=f"{label} · keyword match", help=RELEVANCE_HELP["keyword"]
+        )
+    # "off-topic" is the plain search's word (rag search); beside an answer the cosine is only a closeness
+    level = "low" if hit.match == "off-topic" else hit.match
+    return Relevance(
+        basis="similarity",
+        value=hit.dense_score,
+        label=label,
+        level=level,
+        text=f"{label} · similarity {hit.dense_score:.2f} ({level})",
+        help=RELEVANCE_HELP["similarity"],
+    )
+
+
+def retrieved_relevance(hit: SearchHit) -> Relevance:
+    """A retrieved paper before the answer says anything of it: its similarity, named ``retrieved``."""
+    return _similarity(hit, "retrieved")
+
+
+def _cited(citations: list[Citation]) -> Relevance:
+    judged = [c for c in citations if c.judge is not None]
+    listed = any(c.judged == "listed" for c in citations)
+    label: Literal["listed", "cited"] = "listed" if listed else "cited"
+    if judged:
+        best = max(judged, key=lambda c: c.judge or 0.0)
+        value = best.judge or 0.0
+        if best.judged in ("yes", "no"):
+            return Relevance(
+                basis="judge",
+                value=value,
+                label=label,
+                text=f"{label} for “{best.judged}” · judge {value:.2f}",
+                help=RELEVANCE_HELP["verdict"],
+            )
+        return Relevance(
+            basis="judge", value=value, label=label, text=f"{label} · judge {value:.2f}", help=RELEVANCE_HELP["listed"]
+        )
+    value = max(c.support for c in citations)
+    help_text = RELEVANCE_HELP["listed-extractive" if listed else "support"]
+    word = "score" if listed else "support"
+    return Relevance(basis="support", value=value, label=label, text=f"{label} · {word} {value:.2f}", help=help_text)
+
+
+# What each kind of figure means, said once under (or above) a list of papers: one line per kind shown.
+_LEGEND: dict[tuple[RelevanceBasis, bool], str] = {
+    ("judge", True): "judge = the model's probability that the paper meets the question's criterion",
+    ("judge", False): "judge = the model's probability of the yes/no verdict the cited sentence decides",
+    ("support", False): "support = how well the cited sentence supports the answer's (0-1; under 0.60 it is dropped)",
+    ("support", True): "score = the best sentence's relevance, rescaled (no model judged)",
+    ("similarity", False): "similarity = closeness in meaning of the question and the abstract's best passage: "
+    "strong >= 0.50, good >= 0.35, weak >= 0.22",
+    ("keyword", False): "keyword match = found by its words alone",
+}
+
+
+def format_relevance_legend(relevances: Iterable[Relevance]) -> str:
+    """One line that says what each kind of figure among ``relevances`` means ('' for none)."""
+    keys = dict.fromkeys((r.basis, r.label == "listed" and r.basis in ("judge", "support")) for r in relevances)
+    said = "; ".join(_LEGEND[k] for k in keys if k in _LEGEND)
+    return f"{said}." if said else ""
+
+
+def relevance_of(answer: Answer) -> dict[str, Relevance]:
+    """What qualified each paper of ``answer``, by paper id, sources first (in their order), then any cited paper
+    that is not a source. A listed or cited paper shows what listed or cited it (the judge's probability, else its
+    best cited sentence's support), so it never carries a label that contradicts the answer; an uncited one shows
+    its similarity to the question. The one place these figures are made: every surface reads them."""
+    by_paper: dict[str, list[Citation]] = {}
+    for c in answer.citations:
+        by_paper.setdefault(c.paper_id, []).append(c)
+    out = {
+        hit.paper_id: _cited(by_paper[hit.paper_id]) if hit.paper_id in by_paper else _similarity(hit, "not cited")
+        for hit in answer.sources
+    }
+    for paper_id, cites in by_paper.items():
+        out.setdefault(paper_id, _cited(cites))
+    return out
 
 
 class TableCell(BaseModel):

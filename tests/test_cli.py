@@ -254,7 +254,8 @@ def test_list_question_prints_the_count_and_each_paper_with_its_quote(seed_assis
     items = [(i, line) for i, line in enumerate(lines) if re.match(r"\[\d+\] ", line)]
     assert [line.split("]")[0] for _, line in items] == [f"[{i}" for i in range(1, n + 1)]
     for i, line in items:
-        paper_id = line.rsplit("[", 1)[1].rstrip("]")
+        paper_id, figure = line.rsplit("[", 1)[1].rstrip("]").split(", ")
+        assert figure == "listed · judge 1.00"  # the fake's one word: P(yes) 1 (tests/test_relevance.py: others)
         quote = lines[i + 1].strip().strip('"')
         # the qualifying sentence, as the abstract reads (LaTeX and Markdown rendered)
         assert quote.rstrip("…") in " ".join(format_display(abstracts[paper_id]).split())

@@ -413,7 +413,8 @@ def test_list_answer_streams_papers_with_the_counter_then_lists_them_with_links(
     assert final.startswith(f"<p>{len(judge.said_yes)} papers match (")
     for item in answers[1]["items"]:
         assert f'href="#rag-src-1-{item["n"]}"' in final and f'id="rag-src-1-{item["n"]}"' in sources
-    assert "<h4>Cited papers</h4>" in sources and "\n" not in final
+    assert "<h4>Listed papers</h4>" in sources and "\n" not in final
+    assert sources.count("listed · judge 1.00") == len(judge.said_yes) and "off-topic" not in sources
 
 
 def test_yes_no_answer_leads_with_the_verdict(seed_assistant: Any) -> None:

@@ -372,8 +372,8 @@ def test_math_renders_in_the_answer_and_the_source_card_and_stays_inert(reader_p
     assert any("93.1±0.4% recall" in m and m.endswith("labels.") for m in marks)  # the whole rendered sentence
     assert card.locator(".rag-math sub").first.inner_text() == "t+1"
     assert card.locator("em").first.inner_text() == "no"
-    assert "match:" in card.locator(".rag-match").inner_text()
-    assert "cosine similarity" in str(card.locator(".rag-match").get_attribute("title"))
+    assert card.locator(".rag-rel").inner_text().startswith("cited · support ")  # what cited it, not the cosine
+    assert "supports the answer's sentence" in str(card.locator(".rag-rel").get_attribute("title"))
     text = card.inner_text()
     assert "<img src=x onerror=" in text and "hrefjavascript" in text  # shown as text
     time.sleep(0.5)
@@ -725,3 +725,45 @@ def test_stop_ends_a_check_between_papers_and_frees_the_model(check_page: Any) -
     page.click("#rag-check-btn")
     page.wait_for_selector("#rag-check-result .rag-claim-verdict", timeout=60_000)
     assert "Checked 2 papers in " in page.locator("#rag-check-status").inner_text()
+
+
+# ------------------------------------------------------------------ what qualified a listed paper (issue 30)
+def dataset_judge(prompt: str) -> dict[str, float]:
+    """The list judge: yes (0.91) to a paper whose text speaks of a benchmark or dataset, else no (0.95)."""
+    from tests.fakes import judged_paper
+
+    paper = judged_paper(prompt) or ""
+    return {"Yes": 0.91, "No": 0.09} if re.search(r"(?i)\b(benchmark|dataset)\b", paper) else {"Yes": 0.05, "No": 0.95}
+
+
+@pytest.fixture(scope="module")
+def list_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    """The seed abstracts, list questions judged by a label fake (tests/fakes.py LabelChatModel)."""
+    from rag.models.embedding import CachedEmbeddings
+    from tests.fakes import LabelChatModel
+
+    tmp = tmp_path_factory.mktemp("ui-list")
+    judge = LabelChatModel(probs=dataset_judge)
+    embeddings = CachedEmbeddings(minilm, embedding_cache)
+    yield from serve(tmp / "data", embeddings, [Assistant.bundled_corpus()], judge, mode="llm")
+
+
+def test_a_listed_papers_card_shows_the_judges_figure_not_off_topic(browser_context: Any, list_server: str) -> None:
+    """Issue 30: WildBox's passage is far from "Which papers introduce a new dataset or benchmark?" (cosine 0.15,
+    once shown as "match: off-topic"), yet the judge listed it: its card says so, with the judge's figure."""
+    page = next(open_page(browser_context, list_server))
+    ask(page, "Which papers introduce a new dataset or benchmark?")
+    page.wait_for_selector("#rag-sources h4:text('Listed papers')", timeout=120_000)
+    cards = page.locator("#rag-sources .rag-source")
+    assert cards.count() >= 2
+    wildbox = cards.filter(has_text="WildBox").first
+    figure = wildbox.locator(".rag-rel")
+    assert figure.inner_text() == "listed · judge 0.91"
+    assert "said yes with this probability" in str(figure.get_attribute("title"))
+    panel = page.locator("#rag-sources").inner_text()
+    assert "off-topic" not in panel and "match:" not in panel and "similarity" not in panel
+    assert "judge = the model's probability that the paper meets the question's criterion." in panel
+    assert [c.locator(".rag-rel").inner_text() for c in cards.all()] == ["listed · judge 0.91"] * cards.count()
+    time.sleep(0.5)
+    page.screenshot(path=str(ARTIFACTS / "ui-list-relevance.png"), full_page=True)
+    page.close()

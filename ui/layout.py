@@ -74,9 +74,10 @@ _CSS = """
 .rag-refs { font-size: .85em; }
 .rag-math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", serif; white-space: nowrap; }
 .rag-math sub, .rag-math sup { font-size: .75em; }
-.rag-match { cursor: help; border-bottom: 1px dotted currentColor; }
+.rag-rel { cursor: help; border-bottom: 1px dotted currentColor; }
+.rag-rel-judge, .rag-rel-support { color: #166534; font-weight: 600; }
 .rag-match-strong { color: #166534; } .rag-match-good { color: #1d4ed8; } .rag-match-weak { color: #92400e; }
-.rag-match-off-topic { color: #6b7280; }
+.rag-match-low { color: #6b7280; }
 .rag-legend { font-size: .8em; opacity: .75; margin: .2em 0 .6em 0; }
 .rag-limit { font-size: .8em; opacity: .75; margin: 0; }
 .rag-limit.rag-over .rag-count, .rag-limit .rag-error { color: #b91c1c; opacity: 1; }

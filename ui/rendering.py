@@ -14,7 +14,6 @@ import tempfile
 from pathlib import Path
 
 from rag import (
-    MATCH_HELP,
     Answer,
     Assistant,
     ClaimCheck,
@@ -23,6 +22,7 @@ from rag import (
     Paper,
     PaperStance,
     Quote,
+    Relevance,
     SearchHit,
     Table,
     format_bibtex,
@@ -30,7 +30,10 @@ from rag import (
     format_display,
     format_display_html,
     format_markdown,
+    format_relevance_legend,
     readable_table,
+    relevance_of,
+    retrieved_relevance,
 )
 from rag.llm import runtime_summary
 
@@ -181,71 +184,82 @@ def format_abstract_html(abstract: str, spans: list[tuple[int, int]], mark: str 
     return format_display_html(abstract, spans, mark)
 
 
-def format_match_html(hit: SearchHit) -> str:
-    """The one relevance figure a reader is shown: the match level and the cosine similarity behind it, with
-    the explanation as a tooltip. (The fused rank and score stay in the JSON for tools.)"""
-    if hit.dense_score is None:
-        label = "keyword match"
-    else:
-        label = f"match: {hit.match} ({hit.dense_score:.2f})"
-    return f'<span class="rag-match rag-match-{esc(hit.match)}" title="{esc(MATCH_HELP)}">{esc(label)}</span>'
+def format_relevance_html(relevance: Relevance) -> str:
+    """The one figure a reader is shown of a paper: what qualified it (rag.types.relevance_of), in words, with what
+    the figure means as a tooltip. (The fused rank and score stay in the JSON for tools.)"""
+    css = f"rag-rel rag-rel-{relevance.basis}" + (f" rag-match-{esc(relevance.level)}" if relevance.level else "")
+    return f'<span class="{css}" title="{esc(relevance.help)}">{esc(relevance.text)}</span>'
 
 
-def _source_card(hit: SearchHit, n: int, turn: int, spans: list[tuple[int, int]], mark: str = "rag-support") -> str:
+def _source_card(
+    hit: SearchHit,
+    n: int,
+    turn: int,
+    spans: list[tuple[int, int]],
+    relevance: Relevance,
+    mark: str = "rag-support",
+) -> str:
     meta = _meta_line(hit)
     abstract = hit.abstract or hit.text
     return (
         f'<div class="rag-source" id="rag-src-{turn}-{n}">'
         f"<div><b>[{n}] {_rich_line(hit.title)}</b></div>"
-        f'<div class="rag-source-meta">{esc(meta) + " · " if meta else ""}{format_match_html(hit)} · '
+        f'<div class="rag-source-meta">{esc(meta) + " · " if meta else ""}{format_relevance_html(relevance)} · '
         f"{esc(hit.paper_id)}</div>"
         f'<div class="rag-abstract">{format_abstract_html(abstract, spans, mark)}</div></div>'
     )
 
 
-def _legend(cards: str) -> str:
-    """One line above the cards that says what "match" means (the tooltip says more)."""
-    if not cards:
+def _legend(relevances: list[Relevance]) -> str:
+    """One line above the cards that says what each figure on them means (the tooltips say more)."""
+    if not relevances:
         return ""
+    helps = " ".join(dict.fromkeys(r.help for r in relevances))
     return (
-        f'<p class="rag-legend" title="{esc(MATCH_HELP)}">Match = closeness in meaning of the question and the '
-        "abstract's best passage (cosine similarity): strong ≥ 0.50 · good ≥ 0.35 · weak ≥ 0.22.</p>"
+        f'<p class="rag-legend" title="{esc(helps)}">{esc(format_relevance_legend(relevances).replace(">=", "≥"))}</p>'
     )
 
 
 def format_sources_html(
     answer: Answer | None, turn: int, hits: list[SearchHit] | None = None, evidence: list[Quote] | None = None
 ) -> str:
-    """The sources panel: cited papers with the supporting sentence highlighted, or the closest papers.
-    Before the answer: the retrieved papers, numbered like the evidence, the sentences being read highlighted."""
+    """The sources panel: cited papers with the supporting sentence highlighted, or the closest papers, each with
+    what qualified it (:func:`rag.relevance_of`). Before the answer: the retrieved papers, numbered like the
+    evidence, the sentences being read highlighted, each with its similarity."""
     if answer is None:
         if not hits:
             return '<div class="rag-sources"><p>Sources of the answer appear here.</p></div>'
+        shown = [(h, retrieved_relevance(h)) for h in hits]
         if not evidence:
-            cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(hits, 1))
-            return f'<div class="rag-sources"><h4>Retrieved papers</h4>{_legend(cards)}{cards}</div>'
+            cards = "".join(_source_card(h, i, turn, [], r) for i, (h, r) in enumerate(shown, 1))
+            return f'<div class="rag-sources"><h4>Retrieved papers</h4>{_legend([r for _h, r in shown])}{cards}</div>'
         numbers: dict[str, int] = {}
         reading: dict[str, list[tuple[int, int]]] = {}
         for q in evidence:
             numbers.setdefault(q.paper_id, q.n)
             reading.setdefault(q.paper_id, []).append((int(q.span[0]), int(q.span[1])))
-        offered = sorted((h for h in hits if h.paper_id in numbers), key=lambda h: numbers[h.paper_id])
-        rest = [h for h in hits if h.paper_id not in numbers]
-        cards = "".join(_source_card(h, numbers[h.paper_id], turn, reading[h.paper_id], "rag-read") for h in offered)
+        offered = sorted((x for x in shown if x[0].paper_id in numbers), key=lambda x: numbers[x[0].paper_id])
+        rest = [x for x in shown if x[0].paper_id not in numbers]
+        cards = "".join(
+            _source_card(h, numbers[h.paper_id], turn, reading[h.paper_id], r, "rag-read") for h, r in offered
+        )
         first = max(numbers.values(), default=0) + 1
-        cards += "".join(_source_card(h, first + i, turn, []) for i, h in enumerate(rest))
-        return f'<div class="rag-sources"><h4>Reading</h4>{_legend(cards)}{cards}</div>'
+        cards += "".join(_source_card(h, first + i, turn, [], r) for i, (h, r) in enumerate(rest))
+        return f'<div class="rag-sources"><h4>Reading</h4>{_legend([r for _h, r in shown])}{cards}</div>'
+    relevance = relevance_of(answer)
     if answer.refused or not answer.citations:
-        cards = "".join(_source_card(h, i, turn, []) for i, h in enumerate(answer.sources, 1))
+        rels = [relevance[h.paper_id] for h in answer.sources]
+        cards = "".join(_source_card(h, i, turn, [], r) for i, (h, r) in enumerate(zip(answer.sources, rels), 1))
         head = "Closest papers" if answer.sources else "No paper came close"
-        return f'<div class="rag-sources"><h4>{head}</h4>{_legend(cards)}{cards}</div>'
+        return f'<div class="rag-sources"><h4>{head}</h4>{_legend(rels)}{cards}</div>'
     spans: dict[int, list[tuple[int, int]]] = {}
     for c in answer.citations:
         spans.setdefault(c.n, []).append((int(c.span[0]), int(c.span[1])))
-    cards = "".join(
-        _source_card(answer.sources[n - 1], n, turn, spans[n]) for n in sorted(spans) if 0 < n <= len(answer.sources)
-    )
-    return f'<div class="rag-sources"><h4>Cited papers</h4>{_legend(cards)}{cards}</div>'
+    cited = [(n, answer.sources[n - 1]) for n in sorted(spans) if 0 < n <= len(answer.sources)]
+    rels = [relevance[h.paper_id] for _n, h in cited]
+    cards = "".join(_source_card(h, n, turn, spans[n], r) for (n, h), r in zip(cited, rels))
+    head = "Listed papers" if answer.kind == "list" else "Cited papers"
+    return f'<div class="rag-sources"><h4>{head}</h4>{_legend(rels)}{cards}</div>'
 
 
 def format_waiting_html(position: int, waited: float) -> str:

@@ -102,6 +102,8 @@ class YesNo(AnswerPath):
         text = f"{lead}The abstract states: {sentence.rstrip('.!? ')} [{n}]."
         yield TokenEvent(text=text)
         citation = ev.cite(span, support=1.0)  # a verbatim quote: supported by construction
+        if verdict in ("yes", "no"):  # what cites the paper is the verdict its sentence decides, and its probability
+            citation = citation.model_copy(update={"judged": verdict, "judge": shown[verdict]})
         answer = make_answer(
             prep,
             mode=mode,
@@ -203,7 +205,15 @@ class ListAnswer(AnswerPath):
             text = f"None of the papers matches ({scope} abstracts checked)."
         citations = [
             Citation(
-                n=i.n, paper_id=i.paper_id, title=i.title, text=i.quote, span=i.span, quote=i.quote, support=i.score
+                n=i.n,
+                paper_id=i.paper_id,
+                title=i.title,
+                text=i.quote,
+                span=i.span,
+                quote=i.quote,
+                support=i.score,
+                judged="listed",
+                judge=i.score if query.mode == "llm" else None,  # extractive: a rescaled sentence score, no judge
             )
             for i in items
         ]

@@ -31,6 +31,7 @@ from rag import (
     QuestionKind,
     QueuedEvent,
     RagError,
+    Relevance,
     StanceEvent,
     StatusEvent,
     TokenEvent,
@@ -38,8 +39,10 @@ from rag import (
     format_csv,
     format_display,
     format_markdown,
+    format_relevance_legend,
     parse_where,
     readable_table,
+    relevance_of,
 )
 from rag.apps import llm_commands, warm
 
@@ -437,18 +440,26 @@ def _print_answer(answer: Answer, color: bool = False) -> None:
         _print_list(answer)
         return
     click.echo(_readable(text))
+    relevance = relevance_of(answer)  # what qualified each paper: the figure the UI and the JSON show too
     if answer.refused:
         if answer.sources:
             click.echo("\nClosest papers:")
             for h in answer.sources:
-                click.echo(f"  - {_readable(h.title)}  [{h.paper_id}, {_match(h)}]")
+                click.echo(f"  - {_readable(h.title)}  [{h.paper_id}, {relevance[h.paper_id].text}]")
+            _print_legend([relevance[h.paper_id] for h in answer.sources])
         return
     click.echo("")
     for c in answer.citations:
-        click.echo(f"[{c.n}] {_readable(c.title)}  [{c.paper_id}]")
+        click.echo(f"[{c.n}] {_readable(c.title)}  [{c.paper_id}, {relevance[c.paper_id].text}]")
         click.echo(f'    "{_one_line(format_display(c.quote), 301)}"')
     for s in answer.unsupported:
         click.echo(f"(dropped, not supported by the abstracts: {_readable(s)})")
+    _print_legend([relevance[c.paper_id] for c in answer.citations])
+
+
+def _print_legend(relevances: list[Relevance]) -> None:
+    if legend := format_relevance_legend(relevances):
+        click.echo(f"\n{legend}")
 
 
 def _print_list(answer: Answer) -> None:
@@ -457,9 +468,11 @@ def _print_list(answer: Answer) -> None:
     n = len(answer.items)
     head = "No paper matches" if n == 0 else f"{n} {'paper matches' if n == 1 else 'papers match'}"
     click.echo(f"{head} ({checked} of {total:,} abstracts checked){':' if n else '.'}")
+    relevance = relevance_of(answer)
     for item in answer.items:
-        click.echo(f"\n[{item.n}] {_readable(item.title)}  [{item.paper_id}]")
+        click.echo(f"\n[{item.n}] {_readable(item.title)}  [{item.paper_id}, {relevance[item.paper_id].text}]")
         click.echo(f'    "{_one_line(format_display(item.quote), 301)}"')
+    _print_legend([relevance[i.paper_id] for i in answer.items])
 
 
 @cli.command()

@@ -23,6 +23,7 @@ from rag import (
     QueuedEvent,
     StatusEvent,
     TokenEvent,
+    retrieved_relevance,
 )
 from rag.apps.http_context import ApiContext
 from rag.apps.http_errors import BUSY, ERRORS, ApiError, error_for
@@ -121,7 +122,7 @@ def _rag_event(event: Event) -> dict[str, Any] | None:
             return {
                 "type": "status",
                 "standalone_question": q,
-                "sources": [s.to_json() | {"chunk_id": s.chunk_id} for s in sources],
+                "sources": [s.source_json(retrieved_relevance(s)) for s in sources],
                 "evidence": [e.model_dump() for e in evidence],
             }
         case ItemEvent(item=item, checked=checked, total=total):

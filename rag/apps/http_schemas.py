@@ -197,7 +197,8 @@ class Usage(BaseModel):
 
 class ChatResponse(BaseModel):
     """An OpenAI ``chat.completion``, plus ``rag``: the verified answer exactly as ``rag ask --json`` prints it
-    (answer, refused, citations [n, paper_id, title, text, span, quote, support], sources, unsupported, ...)."""
+    (answer, refused, citations [n, paper_id, title, text, span, quote, support, judged, judge], sources (each with
+    ``relevance``: basis, value, label, level, text), unsupported, ...)."""
 
     model_config = ConfigDict(extra="allow")
     id: str

@@ -764,8 +764,8 @@ def test_status_line_counts_the_seconds_and_stop_frees_the_model(slow_page: Any)
     page.wait_for_selector("#rag-chat .rag-step:text('Judging paper')", timeout=60_000)
     doing, seconds = clock(page)
     assert re.fullmatch(r"Judging paper \d+ of \d+…", doing), doing
-    time.sleep(2.2)
-    assert clock(page)[1] >= seconds + 2  # the elapsed time moves on between events
+    time.sleep(3.2)
+    assert clock(page)[1] >= seconds + 2  # the elapsed time moves on, at least once a second
     page.screenshot(path=str(ARTIFACTS / "ui-chat-status.png"))
     page.click("#rag-stop")
     page.wait_for_selector("#rag-chat .rag-stopped", timeout=3_000)
@@ -776,4 +776,5 @@ def test_status_line_counts_the_seconds_and_stop_frees_the_model(slow_page: Any)
         "() => [...document.querySelectorAll(\"#rag-chat [data-testid='bot']\")].pop()?.innerText.includes('237,505')",
         timeout=30_000,
     )
-    assert page.locator("#rag-chat .rag-step").count() == 0
+    page.wait_for_selector("#rag-chat .rag-step", state="detached", timeout=30_000)  # verified: no status line left
+    assert "237,505" in bot_text(page) and page.locator("#rag-chat a.rag-cite").count() >= 1

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         IngestError,
         QuestionError,
         RagError,
+        StoppedError,
     )
     from rag.events import (
         AnswerEvent,
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
         QueuedEvent,
         StanceEvent,
         StatusEvent,
+        StepEvent,
+        Stop,
         TokenEvent,
     )
     from rag.exports import format_bibtex, format_csv, format_markdown, readable_table
@@ -119,6 +122,9 @@ __all__ = [
     "Stance",
     "StanceEvent",
     "StatusEvent",
+    "StepEvent",
+    "Stop",
+    "StoppedError",
     "Table",
     "TableCell",
     "TableRow",
@@ -148,12 +154,12 @@ _HOMES = {
     "SUPPORTED_SUFFIXES": "rag.corpus",
     **dict.fromkeys(
         ["BackendError", "BusyError", "ConfigError", "EmptyIndexError", "IndexCorruptError", "IndexMismatchError"]
-        + ["IngestError", "QuestionError", "RagError"],
+        + ["IngestError", "QuestionError", "RagError", "StoppedError"],
         "rag.errors",
     ),
     **dict.fromkeys(
         ["AnswerEvent", "ErrorEvent", "Event", "ItemEvent", "ProgressEvent", "QueuedEvent", "StatusEvent"]
-        + ["TokenEvent", "CheckEvent", "CheckStreamEvent", "StanceEvent"],
+        + ["TokenEvent", "CheckEvent", "CheckStreamEvent", "StanceEvent", "StepEvent", "Stop"],
         "rag.events",
     ),
     "parse_where": "rag.filters",

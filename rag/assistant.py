@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,8 +19,8 @@ from rag.answering.paths import PATHS
 from rag.answering.pipeline import AnswerPipeline, LLMFailures
 from rag.answering.table import TablePath, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
-from rag.errors import EmptyIndexError, QuestionError, RagError
-from rag.events import AnswerEvent, CheckEvent, CheckStreamEvent, ErrorEvent, Event, QueuedEvent, StatusEvent
+from rag.errors import EmptyIndexError, QuestionError, RagError, StoppedError
+from rag.events import AnswerEvent, CheckEvent, CheckStreamEvent, ErrorEvent, Event, QueuedEvent, StatusEvent, Stop
 from rag.models.local_llm import ensure_model, shared_server
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
 from rag.models.queue import LLMQueue
@@ -349,11 +349,14 @@ class Assistant:
         retrieval_mode: RetrievalMode | None = None,
         temperature: float | None = None,
         kind: QuestionKind | None = None,
+        stop: Stop | None = None,
     ) -> Iterator[Event]:
-        """The answer as typed events (see :mod:`rag.events`): one :class:`StatusEvent` once retrieval is done,
+        """The answer as typed events (see :mod:`rag.events`): a :class:`StepEvent` before every step that may take
+        more than a second (the first as soon as the work starts), one :class:`StatusEvent` once retrieval is done,
         :class:`TokenEvent` as the model writes (markers that resolve to nothing are held back and dropped),
         then exactly one :class:`AnswerEvent` with the verified result, or one :class:`ErrorEvent`.
-        A bad question raises :class:`QuestionError` before the first event."""
+        ``stop``, set from another thread, frees the LLM slot at once and ends the stream at its next step
+        (:class:`~rag.events.Stop`). A bad question raises :class:`QuestionError` before the first event."""
         query = Query(
             question=self._check_question(question),
             history=tuple(normalise_history(history)),
@@ -364,9 +367,8 @@ class Assistant:
             temperature=temperature,
             kind=kind,
         )
-        yield from self._guarded(
-            self._in_line(self._answer_events(query)) if query.mode == "llm" else self._answer_events(query)
-        )
+        events = self._answer_events(query)
+        yield from self._guarded(self._stoppable(self._in_line(events, stop) if query.mode == "llm" else events, stop))
 
     # ------------------------------------------------------------------ claim check
     def check(self, claim: str, k: int | None = None, filters: dict[str, MetaValue] | None = None) -> ClaimCheck:
@@ -381,11 +383,15 @@ class Assistant:
         raise AssertionError("a check stream ends with a CheckEvent or an ErrorEvent")  # pragma: no cover
 
     def check_stream(
-        self, claim: str, k: int | None = None, filters: dict[str, MetaValue] | None = None
+        self,
+        claim: str,
+        k: int | None = None,
+        filters: dict[str, MetaValue] | None = None,
+        stop: Stop | None = None,
     ) -> Iterator[CheckStreamEvent]:
         """The claim check as events: :class:`StatusEvent` (the papers found), a :class:`StanceEvent` per paper
         as it is judged (in order of relevance), then one :class:`CheckEvent` or one :class:`ErrorEvent`.
-        A bad claim raises :class:`QuestionError` before the first event."""
+        ``stop`` as in :meth:`stream`. A bad claim raises :class:`QuestionError` before the first event."""
         claim = self._check_question(claim)
         t0 = time.perf_counter()
         hits = self.search(claim, k=k or self.settings.check.k, where=filters)
@@ -396,7 +402,7 @@ class Assistant:
             yield StatusEvent(standalone_question=claim, sources=hits)
             yield from checker.events(claim, hits, retrieval=retrieval)
 
-        yield from self._guarded(self._in_line(events()))
+        yield from self._guarded(self._stoppable(self._in_line(events(), stop), stop))
 
     def _guarded(self, events: Iterator[_E]) -> Iterator[_E | ErrorEvent]:
         """``events``, a failure after the first one becoming the stream's last event, an :class:`ErrorEvent`."""
@@ -407,23 +413,47 @@ class Assistant:
         except Exception as e:  # the SDK raises many error types; describe them without secrets
             yield ErrorEvent(describe_llm_error(e, self.settings))
 
-    def _in_line(self, events: Iterator[_E]) -> Iterator[_E | QueuedEvent]:
-        """``events`` once an LLM slot is free, with a :class:`QueuedEvent` about once a second until then."""
+    @staticmethod
+    def _stoppable(events: Generator[_E, None, None], stop: Stop | None) -> Generator[_E, None, None]:
+        """``events`` until ``stop`` is set: then the inner stream is closed (a model stream being read is
+        cut off) and :class:`StoppedError` ends the stream; no event made after the stop is passed on."""
+        if stop is None:
+            yield from events
+            return
+        try:
+            for event in events:
+                if stop.is_set():
+                    break
+                yield event
+                if stop.is_set():
+                    break
+            else:
+                return
+        finally:
+            events.close()
+        raise StoppedError("Stopped before the answer was finished.")
+
+    def _in_line(self, events: Iterator[_E], stop: Stop | None = None) -> Generator[_E | QueuedEvent, None, None]:
+        """``events`` once an LLM slot is free, with a :class:`QueuedEvent` about once a second until then.
+        ``stop``, when set, releases the slot (or the place in line) at once, from the thread that sets it."""
         with self.llm_queue.enter() as ticket:  # BusyError when the line is full: the stream's ErrorEvent
+            if stop is not None:
+                stop.on_set(ticket.release)
             if not ticket.granted:
                 yield QueuedEvent(ticket.position, 0.0)
                 while not ticket.wait(1.0):
+                    if ticket.released:
+                        raise StoppedError("Stopped while waiting for the LLM.")
                     yield QueuedEvent(ticket.position, round(ticket.waited, 1))
             yield from events
 
-    def _answer_events(self, query: Query) -> Iterator[Event]:
+    def _answer_events(self, query: Query) -> Generator[Event, None, None]:
         """Prepare the question (retrieval, evidence, its kind), then answer it by the path of its kind."""
         pipeline = self._pipeline
         parts = split_question(query.question) if query.kind is None else [query.question]
         if len(parts) > 1:  # "What does X do, and how is it evaluated?": each part answered on its own, in order
             yield from MultiPart(pipeline).events(query, parts)
             return
-        with self._cpu:
-            prep = pipeline.prepare(query)
+        prep = yield from pipeline.prepare_steps(query)
         yield StatusEvent(standalone_question=prep.standalone, sources=prep.hits, evidence=prep.quotes())
         yield from PATHS[prep.kind](pipeline).events(query, prep)

@@ -46,6 +46,10 @@ class BusyError(RagError):
         self.retry_after = retry_after
 
 
+class StoppedError(RagError):
+    """The answer was stopped (:class:`rag.Stop`) before it was finished: its LLM slot was freed at once."""
+
+
 class QuestionError(RagError):
     """The question is empty or too long; ``code`` says which ('empty_question', 'question_too_long')."""
 

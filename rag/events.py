@@ -1,10 +1,12 @@
 """What :meth:`rag.Assistant.stream` yields: typed events that the CLI, the HTTP API and the UI match on.
 
-A stream that waits for the LLM starts with ``QueuedEvent`` (its place in line, about once a second);
-then it is ``StatusEvent`` (retrieval done) -> any number of ``TokenEvent`` (the draft as the model
-writes it, markers that resolve to nothing already removed), and for a list question ``ItemEvent`` (a
-paper confirmed) and ``ProgressEvent`` (papers judged so far) -> exactly one ``AnswerEvent`` (the verified
-answer) or one ``ErrorEvent`` (the question could not be answered; the draft, if any, is disowned).
+A stream that waits for the LLM starts with ``QueuedEvent`` (its place in line, about once a second).
+``StepEvent`` says what is done next, before every step that may take more than a second (searching, judging
+paper 3 of 19, writing, verifying), the first one as soon as the work starts. Then it is ``StatusEvent``
+(retrieval done) -> any number of ``TokenEvent`` (the draft as the model writes it, markers that resolve to
+nothing already removed), and for a list question ``ItemEvent`` (a paper confirmed) and ``ProgressEvent``
+(papers judged so far) -> exactly one ``AnswerEvent`` (the verified answer) or one ``ErrorEvent`` (the question
+could not be answered; the draft, if any, is disowned). ``Stop`` stops a stream from another thread.
 A bad question raises :class:`~rag.errors.QuestionError` before the first event.
 
     for event in assistant.stream("How many boxes does WildBox have?"):
@@ -16,7 +18,10 @@ A bad question raises :class:`~rag.errors.QuestionError` before the first event.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from rag.errors import RagError
 from rag.types import Answer, ClaimCheck, ListItem, PaperStance, Quote, SearchHit
@@ -98,4 +103,80 @@ class CheckEvent:
 
 CheckStreamEvent = QueuedEvent | StatusEvent | StanceEvent | CheckEvent | ErrorEvent
 
-Event = QueuedEvent | StatusEvent | TokenEvent | ItemEvent | ProgressEvent | AnswerEvent | ErrorEvent
+
+#: What an answer is doing (see :class:`StepEvent`).
+Step = Literal["condensing", "searching", "reading", "judging", "writing", "verifying"]
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """What the answer does next, sent before every step that may take more than a second, the first one as soon
+    as the question has its LLM slot (or at once, for an extractive answer): ``condensing`` a follow-up into a
+    standalone question, ``searching`` the abstracts, ``reading`` them (choosing the evidence), ``judging`` (a
+    list's or a comparison's paper ``done + 1`` of ``total``; a yes/no verdict, without counts), ``writing``
+    (for a comparison, about paper ``done + 1`` of ``total``) and ``verifying`` the citations. ``text`` says it
+    in words ("Judging paper 3 of 19…")."""
+
+    step: Step
+    done: int | None = None
+    total: int | None = None
+
+    @property
+    def text(self) -> str:
+        counted = self.total is not None and self.done is not None
+        of = f" {min((self.done or 0) + 1, self.total or 0)} of {self.total}" if counted else ""
+        match self.step:
+            case "condensing":
+                return "Reading the conversation to rephrase the follow-up…"
+            case "searching":
+                return "Searching the abstracts…"
+            case "reading":
+                return f"Reading {self.total} abstracts…" if self.total else "Reading the abstracts…"
+            case "judging":
+                return f"Judging paper{of}…" if counted else "Weighing the evidence: yes, no or not stated…"
+            case "writing":
+                return f"Writing about paper{of}…" if counted else "Writing the answer…"
+            case "verifying":
+                return "Checking every sentence against its source…"
+        return self.step  # pragma: no cover
+
+
+Event = QueuedEvent | StepEvent | StatusEvent | TokenEvent | ItemEvent | ProgressEvent | AnswerEvent | ErrorEvent
+
+
+class Stop:
+    """Stops a running stream from another thread: pass one to :meth:`rag.Assistant.stream` (or ``check_stream``)
+    and call :meth:`set` (the UI's Stop button, an HTTP client that went away). The stream's LLM slot is freed at
+    once, so the next question in line starts, and the stream ends at its next step with an :class:`ErrorEvent`
+    of :class:`~rag.errors.StoppedError` (a model call already running finishes on its own, unread).
+
+        stop = Stop()
+        threading.Timer(5, stop.set).start()
+        for event in assistant.stream("Which papers use KITTI?", stop=stop): ...
+    """
+
+    def __init__(self) -> None:
+        self._set = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        """Stop (idempotent; safe from any thread)."""
+        with self._lock:
+            if self._set.is_set():
+                return
+            self._set.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def is_set(self) -> bool:
+        return self._set.is_set()
+
+    def on_set(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when stopped (at once if it already is): how a stream frees its slot."""
+        with self._lock:
+            if not self._set.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rag import NO_ANSWER, AnswerEvent, Assistant, Query, QuestionError, StatusEvent, TokenEvent
+from rag import NO_ANSWER, Assistant, Query, QuestionError, StatusEvent, StepEvent, TokenEvent
 from tests.conftest import paper_id_containing
 from tests.fakes import ScriptedChatModel, evidence_number, last_question
 
@@ -221,14 +221,21 @@ def test_stream_yields_status_then_tokens_then_the_verified_answer(seed_assistan
         seed_assistant, lambda p: f"WildBox comprises 237,505 3D bounding box annotations [{wildbox_n(p)}][9]."
     )
     events = list(a.stream(WILDBOX_Q, k=3))
-    kinds = [type(e) for e in events]
-    assert kinds[0] is StatusEvent and kinds[-1] is AnswerEvent and set(kinds[1:-1]) == {TokenEvent}
-    assert len(kinds) > 5  # really streamed in pieces
+    # each step is announced before it is done: searching and reading before the status, writing before the
+    # first token, verifying after the last
+    shape = [e.step if isinstance(e, StepEvent) else type(e).__name__ for e in events]
+    tokens = shape.count("TokenEvent")
+    assert shape == ["searching", "reading", "StatusEvent", "writing"] + ["TokenEvent"] * tokens + [
+        "verifying",
+        "AnswerEvent",
+    ]
+    assert tokens > 3  # really streamed in pieces
     streamed = "".join(e.text for e in events if isinstance(e, TokenEvent))
     final = events[-1].answer
     assert "[9]" not in streamed  # a marker split over tokens was held back and dropped
     assert f"[{final.citations[0].n}]" in streamed and f"[{final.citations[0].n}]" in final.text
-    assert events[0].standalone_question == WILDBOX_Q
+    status = next(e for e in events if isinstance(e, StatusEvent))
+    assert status.standalone_question == WILDBOX_Q
 
 
 def test_evidence_is_trimmed_to_the_token_budget(seed_assistant: Any) -> None:

@@ -290,7 +290,7 @@ def test_ui_stop_ends_the_check_after_the_paper_being_judged(seed_assistant: Any
     steps = tab.check_claim(CLAIM, 5, browser)
     while 'class="rag-stance ' not in str(next(steps)[1]):  # up to the first paper judged
         pass
-    assert "Stopping after the paper being judged…" in tab.stop_check(browser)
+    assert "Stopped: the model is free for the next question" in tab.stop_check(browser)
     rest = list(steps)
     assert "Stopped after 1 paper: no verdict." in rest[-1][0] and len(fake.prompts) == 1
     assert tab.stop_check(browser) is not None and tab._checks == {}  # nothing runs: Stop does nothing

@@ -169,3 +169,21 @@ def test_dead_embedded_server_is_restarted_transparently(llm_assistant: Assistan
     ans = llm_assistant.ask("How many 3D bounding box annotations does WildBox contain?")
     assert not ans.refused and "237,505" in ans.text
     assert llm_assistant.start_llm()["pid"] != pid
+
+
+def test_stop_cuts_the_real_models_stream_and_the_next_answer_runs(llm_assistant: Assistant) -> None:
+    """Stop at the first token: the llama.cpp stream is closed (nothing more is read), the slot is free and the
+    next question is answered by the same server."""
+    from rag import ErrorEvent, Stop, StoppedError
+
+    stop = Stop()
+    events = []
+    for event in llm_assistant.stream("How many failed trajectories does Who&When Pro contain?", stop=stop):
+        events.append(event)
+        if isinstance(event, TokenEvent):
+            stop.set()
+    assert sum(isinstance(e, TokenEvent) for e in events) == 1 and not any(isinstance(e, AnswerEvent) for e in events)
+    assert isinstance(events[-1], ErrorEvent) and isinstance(events[-1].error, StoppedError)
+    assert llm_assistant.llm_queue.active == 0
+    answer = llm_assistant.ask("How many failed trajectories does Who&When Pro contain?")
+    assert not answer.refused and answer.citations

@@ -387,6 +387,9 @@ def test_streamed_list_shows_each_paper_as_it_is_confirmed(llm_assistant: Assist
             )
         )
     events = [c.model_extra["rag_event"] for c in chunks if (c.model_extra or {}).get("rag_event")]
+    steps = [e["step"] for e in events if e["type"] == "step"]  # what is being done (tests/test_progress.py)
+    assert steps[:2] == ["searching", "reading"] and "judging" in steps
+    events = [e for e in events if e["type"] != "step"]
     assert events[0]["type"] == "status" and events[0]["standalone_question"].startswith("Which papers")
     items = [e for e in events if e["type"] == "item"]
     progress = [e for e in events if e["type"] == "progress"]
@@ -409,7 +412,7 @@ def test_streamed_lookup_sends_the_evidence_first(api: TestClient) -> None:
         messages=[{"role": "user", "content": "What thermal conductivity does suspended graphene have?"}],
         stream=True,
     )
-    chunks = _events(r)
+    chunks = [c for c in _events(r) if (c.get("rag_event") or {}).get("type") != "step"]
     status = chunks[1]["rag_event"]
     assert status["type"] == "status" and chunks[1]["choices"][0]["delta"] == {}
     assert status["evidence"] and {"n", "paper_id", "title", "text", "span"} <= set(status["evidence"][0])

@@ -767,3 +767,54 @@ def test_a_listed_papers_card_shows_the_judges_figure_not_off_topic(browser_cont
     time.sleep(0.5)
     page.screenshot(path=str(ARTIFACTS / "ui-list-relevance.png"), full_page=True)
     page.close()
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    """The bundled abstracts answered in 'llm' mode by a fake that takes 1.5 s per call (the list judge: Yes to
+    benchmarks; a lookup: the WildBox sentence), so a list question is a long wait."""
+    from rag.models.embedding import CachedEmbeddings
+    from tests.fakes import PathsReply, ScriptedChatModel, evidence_number
+
+    def wildbox(prompt: str) -> str:
+        return f"WildBox comprises 237,505 3D bounding box annotations [{evidence_number(prompt, 'WildBox') or 1}]."
+
+    judge = PathsReply(judge=r"(?i)\bbenchmark\b", other=wildbox)
+    fake = ScriptedChatModel(reply=lambda prompt: (time.sleep(1.5), judge(prompt))[1])
+    tmp = tmp_path_factory.mktemp("ui-slow")
+    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), [Assistant.bundled_corpus()], fake, "llm")
+
+
+@pytest.fixture
+def slow_page(browser_context: Any, slow_server: str) -> Iterator[Any]:
+    yield from open_page(browser_context, slow_server)
+
+
+def clock(page: Any) -> tuple[str, int]:
+    """The chat's status line: what is being done, and the seconds since the question."""
+    line = page.locator("#rag-chat .rag-step").last.inner_text()
+    m = re.search(r"^(.*?) · (\d+) s$", line)
+    assert m, line
+    return m.group(1), int(m.group(2))
+
+
+def test_status_line_counts_the_seconds_and_stop_frees_the_model(slow_page: Any) -> None:
+    """A list question judged paper by paper: the bubble's status line names the paper being judged and its clock
+    moves on; Stop ends it at once (no answer kept) and the next question is answered."""
+    page = slow_page
+    ask(page, "Which papers introduce a new benchmark?")
+    page.wait_for_selector("#rag-chat .rag-step:text('Judging paper')", timeout=60_000)
+    doing, seconds = clock(page)
+    assert re.fullmatch(r"Judging paper \d+ of \d+…", doing), doing
+    time.sleep(3.2)
+    assert clock(page)[1] >= seconds + 2  # the elapsed time moves on, at least once a second
+    page.screenshot(path=str(ARTIFACTS / "ui-chat-status.png"))
+    page.click("#rag-stop")
+    page.wait_for_selector("#rag-chat .rag-stopped", timeout=3_000)
+    assert "Stopped after" in bot_text(page) and page.locator("#rag-chat .rag-step").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "ui-chat-stopped.png"))
+    ask(page, "How many 3D bounding box annotations does WildBox have?")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll(\"#rag-chat [data-testid='bot']\")].pop()?.innerText.includes('237,505')",
+        timeout=30_000,
+    )
+    page.wait_for_selector("#rag-chat .rag-step", state="detached", timeout=30_000)  # verified: no status line left
+    assert "237,505" in bot_text(page) and page.locator("#rag-chat a.rag-cite").count() >= 1

@@ -128,6 +128,9 @@ def _wire_chat(app: gr.Blocks, ui: Layout, h: Handlers, workers: int) -> None:
             concurrency_id="answers",
             concurrency_limit=workers,
         ).then(h.save_conversation, [ui.answers_state, ui.conv_id], conv_outputs, api_visibility="private")
+    # Stop frees the answer's LLM slot at once (the next question in line starts) and the chat says it stopped
+    # (not Gradio's `cancels`, which marks every output of the cancelled event as an error)
+    chat.stop_btn.click(h.stop_answer, None, None, api_visibility="private", concurrency_limit=None)
     chat.chatbot.like(h.on_feedback, [ui.answers_state], [chat.feedback_note], api_visibility="private")
     chat.clear_btn.click(h.clear_chat, None, view_outputs, api_visibility="private")
     chat.conv_open.click(h.open_conversation, [chat.conv_list], view_outputs, api_visibility="private")

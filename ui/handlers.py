@@ -9,10 +9,11 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import json
+import queue
 import secrets
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -37,6 +38,8 @@ from rag import (
     RagError,
     StanceEvent,
     StatusEvent,
+    StepEvent,
+    Stop,
     TokenEvent,
     Turn,
 )
@@ -53,6 +56,8 @@ from rag.ui.rendering import (
     format_paragraphs_html,
     format_reading_html,
     format_sources_html,
+    format_step_html,
+    format_stopped_html,
     format_table_html,
     format_waiting_html,
     write_conversation_files,
@@ -60,6 +65,7 @@ from rag.ui.rendering import (
 )
 
 KINDS: tuple[QuestionKind, ...] = get_args(QuestionKind)
+TICK = 1.0  # seconds: the chat's status line moves on at least this often while an answer is made
 DOWNLOADS = 4  # conversation as Markdown, BibTeX, CSV; the last answer as Markdown
 
 
@@ -190,6 +196,73 @@ def filter_choices(papers: list[Paper]) -> tuple[list[str], list[str]]:
     return [""] + venues, [""] + years
 
 
+_END = object()
+
+
+def _ticking(events: Iterable[Any], stop: Stop, every: float = TICK) -> Iterator[Any]:
+    """``events``, read in a thread of their own, with ``None`` after every ``every`` seconds without one, and at
+    once when ``stop`` is set: a model call can take many seconds, and the elapsed time must move on meanwhile."""
+    inbox: queue.Queue[Any] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for event in events:
+                inbox.put(event)
+        except BaseException as e:  # the stream turns errors into its last event; anything else is passed on
+            inbox.put(e)
+        finally:
+            inbox.put(_END)
+
+    threading.Thread(target=pump, name="rag-answer", daemon=True).start()
+    stop.on_set(lambda: inbox.put(None))
+    while True:
+        try:
+            item = inbox.get(timeout=every)
+        except queue.Empty:
+            yield None
+            continue
+        if item is _END:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+class _Progress:
+    """The bubble of an answer being made: what it shows so far (the place in line, the sentences being read, the
+    draft, the papers confirmed) and under it the status line, what is done now and the seconds since ``t0``."""
+
+    def __init__(self, turn: int, t0: float) -> None:
+        self.turn, self.t0 = turn, t0
+        self.body, self.step = "", "Searching the abstracts…"
+        self.queued = False
+        self.text = ""
+        self.items: list[ListItem] = []
+
+    def show(self, event: Any) -> dict[str, str]:
+        """The bubble after ``event`` (``None``: a second passed, only the clock moves on)."""
+        match event:
+            case StepEvent():
+                self.step = event.text
+                if self.queued:  # a slot is ours: the place in line goes
+                    self.body, self.queued = "", False
+            case QueuedEvent(position=position, waited=waited):  # the place in line is the status
+                self.body, self.step, self.queued = format_waiting_html(position, waited), "", True
+            case StatusEvent(evidence=evidence):
+                self.body = format_reading_html(evidence, self.turn) if evidence else ""
+                self.step = self.step or "Reading the abstracts…"
+            case TokenEvent(text=token):
+                self.text += token
+                self.body = format_paragraphs_html(self.text, self.turn)
+            case ItemEvent(item=item, checked=checked, total=total):
+                self.items.append(item)
+                self.body = format_list_progress_html(self.items, checked, total)
+            case ProgressEvent(checked=checked, total=total):
+                self.body = format_list_progress_html(self.items, checked, total)
+        line = format_step_html(self.step, time.monotonic() - self.t0) if self.step else ""
+        return {"role": "assistant", "content": self.body + line}
+
+
 class Handlers:
     """The event callbacks of one app over ``assistant``; conversations are kept in its settings' folder."""
 
@@ -198,8 +271,9 @@ class Handlers:
         self.settings = assistant.settings
         self.feedback_path = self.settings.feedback_path()
         self.store = ConversationStore(self.settings.conversations_dir())
-        # claim checks running, and those asked to stop, by browser session
-        self._checks: dict[str | None, bool] = {}
+        # the answers and claim checks running, by browser session: Stop (stop_answer, stop_check) sets theirs
+        self._answers: dict[str | None, Stop] = {}
+        self._checks: dict[str | None, Stop] = {}
         self._checks_lock = threading.Lock()
 
     def respond(
@@ -215,10 +289,14 @@ class Handlers:
         mode: str,
         temperature: float,
         kind: str = "auto",
+        request: gr.Request | None = None,
     ) -> Iterator[tuple[Any, ...]]:
         """The chat's answer to ``question``, streamed. Each update: messages, history, answers, sources,
         copy text, the question box, the feedback note, and the note under the question box (its limit, or why
-        the question was refused: an empty one, or one over ``settings.answer.max_question_chars``)."""
+        the question was refused: an empty one, or one over ``settings.answer.max_question_chars``).
+
+        Until the answer is done its bubble ends with a status line, what is being done and the seconds since
+        the question, updated at least once a second; Stop (:meth:`stop_answer`) ends it at once."""
         limit = self.settings.answer.max_question_chars
         hint = format_limit_html(limit)
         question = (question or "").strip()
@@ -243,9 +321,10 @@ class Handlers:
         ]
         before = messages
         yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
-        text = ""
-        items: list[ListItem] = []
-        sources_html = gr.skip()
+        session = getattr(request, "session_hash", None)
+        stop = Stop()
+        with self._checks_lock:
+            self._answers[session] = stop
         events = self.assistant.stream(
             question,
             history=history or None,
@@ -255,10 +334,13 @@ class Handlers:
             retrieval_mode=_retrieval_mode(self.assistant, hybrid),
             temperature=float(temperature),
             kind=answer_as,
+            stop=stop,
         )
+        t0 = time.monotonic()
         try:
             first = next(events)
         except QuestionError as e:  # refused before any work (too long): the question goes back to the box
+            self._forget(self._answers, session, stop)
             yield (
                 before[:-2],
                 history,
@@ -270,56 +352,62 @@ class Handlers:
                 format_limit_html(limit, f"{e} Shorten it and ask again."),
             )
             return
-        for event in itertools.chain([first], events):
-            match event:
-                case QueuedEvent(position=position, waited=waited):
-                    messages[-1] = {"role": "assistant", "content": format_waiting_html(position, waited)}
+        progress = _Progress(turn, t0)
+        try:
+            for event in _ticking(itertools.chain([first], events), stop):
+                if stop.is_set() and not isinstance(event, AnswerEvent):
+                    messages[-1] = {"role": "assistant", "content": format_stopped_html(time.monotonic() - t0)}
                     yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
-                case StatusEvent(sources=sources, evidence=evidence):
-                    # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
-                    sources_html = format_sources_html(None, turn, sources, evidence)
-                    reading = format_reading_html(evidence, turn) if evidence else "<em>Reading the abstracts…</em>"
-                    messages[-1] = {"role": "assistant", "content": reading}
-                    yield messages, history, answers, sources_html, gr.skip(), "", "", hint
-                case TokenEvent(text=token):
-                    text += token
-                    messages[-1] = {"role": "assistant", "content": format_paragraphs_html(text, turn)}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
-                case ItemEvent(item=item, checked=checked, total=total):
-                    items.append(item)
-                    messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
-                case ProgressEvent(checked=checked, total=total):
-                    messages[-1] = {"role": "assistant", "content": format_list_progress_html(items, checked, total)}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
-                case AnswerEvent(answer=answer):
-                    messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
-                    answers = dict(answers)
-                    answers[len(messages) - 1] = answer_record(
-                        answer,
-                        {
+                    break
+                match event:
+                    case StatusEvent(sources=sources, evidence=evidence):
+                        # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
+                        messages[-1] = progress.show(event)
+                        sources_html = format_sources_html(None, turn, sources, evidence)
+                        yield messages, history, answers, sources_html, gr.skip(), "", "", hint
+                    case AnswerEvent(answer=answer):
+                        messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
+                        answers = dict(answers)
+                        knobs: dict[str, Any] = {
                             "k": int(k) if k else None,
                             "hybrid": hybrid,
                             "filters": filters,
                             "mode": mode,
-                            "temperature": float(temperature),
-                            "kind": answer_as,
-                        },
-                    )
-                    history = list(history) + [("user", question), ("assistant", answer.text)]
-                    yield (
-                        messages,
-                        history,
-                        answers,
-                        format_sources_html(answer, turn),
-                        format_copy_text(answer),
-                        "",
-                        "",
-                        hint,
-                    )
-                case ErrorEvent(error=error):
-                    messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{esc(str(error))}</p>'}
-                    yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
+                        }
+                        knobs |= {"temperature": float(temperature), "kind": answer_as}
+                        answers[len(messages) - 1] = answer_record(answer, knobs)
+                        history = list(history) + [("user", question), ("assistant", answer.text)]
+                        yield (
+                            messages,
+                            history,
+                            answers,
+                            format_sources_html(answer, turn),
+                            format_copy_text(answer),
+                            "",
+                            "",
+                            hint,
+                        )
+                    case ErrorEvent(error=error):
+                        messages[-1] = {"role": "assistant", "content": f'<p class="rag-error">{esc(str(error))}</p>'}
+                        yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
+                    case _:  # a tick (None), a step, the place in line, the draft, a paper judged
+                        messages[-1] = progress.show(event)
+                        yield messages, history, answers, gr.skip(), gr.skip(), "", "", hint
+        finally:
+            self._forget(self._answers, session, stop)
+            stop.set()  # a no-op once the stream has ended; frees the slot if Gradio dropped this generator early
+
+    def stop_answer(self, request: gr.Request | None = None) -> None:
+        """Stop: the running answer of this browser ends now, its LLM slot freed for the next question in line."""
+        with self._checks_lock:
+            stop = self._answers.get(getattr(request, "session_hash", None))
+        if stop is not None:
+            stop.set()
+
+    def _forget(self, running: dict[str | None, Stop], session: str | None, stop: Stop) -> None:
+        with self._checks_lock:
+            if running.get(session) is stop:
+                del running[session]
 
     def on_feedback(self, data: gr.LikeData, answers: dict[int | str, dict[str, Any]]) -> str:
         index = data.index[0] if isinstance(data.index, (list, tuple)) else data.index
@@ -466,7 +554,7 @@ class Handlers:
     def check_claim(self, claim: str, k: float = 0, request: gr.Request | None = None) -> Iterator[tuple[str, str]]:
         """The Check tab: ``claim`` checked against the ``k`` most relevant abstracts, streamed. Each update is
         the status line (what is being done, for how long) and the result (each paper as it is judged, then
-        the verdict and its meter). Stop (:meth:`stop_check`) ends it after the paper being judged."""
+        the verdict and its meter). Stop (:meth:`stop_check`) frees the LLM at once; the papers judged stay shown."""
         claim = (claim or "").strip()
         if not claim:
             yield format_check_status_html("Type a claim first: the box is empty.", error=True), gr.skip()
@@ -475,12 +563,17 @@ class Handlers:
         t0 = time.monotonic()
         yield format_check_status_html("Searching the abstracts…", 0.0), format_check_html([])
         papers: list[PaperStance] = []
+        stop = Stop()
         with self._checks_lock:
-            self._checks[session] = False
+            self._checks[session] = stop
         try:
-            events = self.assistant.check_stream(claim, k=int(k) if k else None)
+            events = self.assistant.check_stream(claim, k=int(k) if k else None, stop=stop)
             for event in events:
                 took = time.monotonic() - t0
+                if stop.is_set():
+                    stopped = f"Stopped after {format_count(len(papers), 'paper')}: no verdict."
+                    yield format_check_status_html(stopped), gr.skip()
+                    return
                 match event:
                     case QueuedEvent(position=position, waited=waited):
                         yield format_waiting_html(position, waited), gr.skip()
@@ -496,26 +589,21 @@ class Handlers:
                         yield format_check_status_html(done), format_check_html(papers, check)
                     case ErrorEvent(error=error):
                         yield format_check_status_html(str(error), error=True), gr.skip()
-                if self._checks.get(session):
-                    if isinstance(events, Generator):
-                        events.close()  # the stream lets go of the LLM's slot
-                    stopped = f"Stopped after {format_count(len(papers), 'paper')}: no verdict."
-                    yield format_check_status_html(stopped), gr.skip()
-                    return
         except RagError as e:  # refused before any work (empty index, too long a claim)
             yield format_check_status_html(str(e), error=True), format_check_html(papers)
         finally:
-            with self._checks_lock:
-                self._checks.pop(session, None)
+            self._forget(self._checks, session, stop)
+            stop.set()  # a no-op once the stream has ended; frees the slot if Gradio dropped this generator early
 
     def stop_check(self, request: gr.Request | None = None) -> Any:
-        """Stop: the running check of this browser ends after the paper being judged (its papers stay shown)."""
-        session = getattr(request, "session_hash", None)
+        """Stop: the running check of this browser lets go of the LLM at once (the next question in line starts);
+        it ends once the paper being judged is done, its papers staying shown."""
         with self._checks_lock:
-            if session not in self._checks:
-                return gr.skip()
-            self._checks[session] = True
-        return format_check_status_html("Stopping after the paper being judged…")
+            stop = self._checks.get(getattr(request, "session_hash", None))
+        if stop is None:
+            return gr.skip()
+        stop.set()
+        return format_check_status_html("Stopped: the model is free for the next question; no verdict.")
 
     def check(self, claim: str, k: int = 0) -> dict[str, Any]:
         """Check ``claim`` against the ``k`` most relevant abstracts (0: the configured number): the verdict,
@@ -529,8 +617,25 @@ class Handlers:
         v, y = filter_choices(self.assistant.papers())
         return gr.update(choices=v), gr.update(choices=y)
 
-    def run_example(self, ex: gr.SelectData, *args: Any) -> Iterator[tuple[Any, ...]]:
-        yield from self.respond(ex.value["text"], *args[1:])
+    def run_example(
+        self,
+        ex: gr.SelectData,
+        _question: str,
+        messages: list[dict[str, Any]],
+        history: list[tuple[str, str]],
+        answers: dict[int, dict[str, Any]],
+        k: float,
+        hybrid: bool,
+        venue: str,
+        year: str,
+        mode: str,
+        temperature: float,
+        kind: str = "auto",
+        request: gr.Request | None = None,
+    ) -> Iterator[tuple[Any, ...]]:
+        yield from self.respond(
+            ex.value["text"], messages, history, answers, k, hybrid, venue, year, mode, temperature, kind, request
+        )
 
     def ask(
         self,

@@ -55,6 +55,7 @@ _CSS = """
 .rag-reading { font-size: .85em; opacity: .7; }
 .rag-reading ul, .rag-items { margin: .3em 0 0 0; padding-left: 1.1em; }
 .rag-progress { font-size: .85em; opacity: .75; }
+.rag-step { font-size: .85em; opacity: .75; margin-top: .4em; }
 .rag-item-title { font-weight: 600; }
 .rag-verdict { display: inline-block; font-weight: 700; font-size: 1.15em; padding: .1em .6em; border-radius: 6px;
   margin-bottom: .4em; }
@@ -208,6 +209,7 @@ class ChatPanel:
     question: gr.Textbox
     question_note: gr.HTML
     ask_btn: gr.Button
+    stop_btn: gr.Button
     copy_btn: gr.Button
     clear_btn: gr.Button
     feedback_note: gr.Markdown
@@ -360,6 +362,7 @@ def _chat_panel(settings: Settings) -> ChatPanel:
             # no max_length: the browser would cut a pasted question silently; the handler refuses it instead
         )
         ask_btn = gr.Button("Ask", variant="primary", scale=1, elem_id="rag-ask")
+        stop_btn = gr.Button("Stop", variant="stop", scale=1, min_width=80, elem_id="rag-stop")
     question_note = gr.HTML(format_limit_html(settings.answer.max_question_chars), elem_id="rag-question-note")
     with gr.Row():
         copy_btn = gr.Button("Copy answer with references", size="sm", elem_id="rag-copy")
@@ -390,6 +393,7 @@ def _chat_panel(settings: Settings) -> ChatPanel:
         question=question,
         question_note=question_note,
         ask_btn=ask_btn,
+        stop_btn=stop_btn,
         copy_btn=copy_btn,
         clear_btn=clear_btn,
         feedback_note=feedback_note,

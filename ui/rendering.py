@@ -262,6 +262,16 @@ def format_sources_html(
     return f'<div class="rag-sources"><h4>{head}</h4>{_legend(rels)}{cards}</div>'
 
 
+def format_step_html(text: str, elapsed: float) -> str:
+    """The status line under an answer being made: what is done now and the seconds since the question."""
+    return f'<p class="rag-step">{esc(text)} · {elapsed:.0f} s</p>'
+
+
+def format_stopped_html(elapsed: float) -> str:
+    """What an answer stopped with the Stop button leaves in the chat (its unverified draft is not kept)."""
+    return f'<p class="rag-stopped"><em>Stopped after {elapsed:.0f} s: no answer. Ask again for one.</em></p>'
+
+
 def format_waiting_html(position: int, waited: float) -> str:
     """The chat placeholder while a question waits for the LLM: its place in line and the time waited."""
     place = "next in line" if position == 1 else f"number {position} in line"

@@ -37,6 +37,7 @@ from typing import Any
 
 from rag import Assistant, Paper, get_settings
 from rag.answering.paths import _papers_to_compare
+from rag.answering.pipeline import run_steps
 from rag.evaluation.bench.evidence import covered
 from rag.evaluation.bench.suite import Output
 from rag.evaluation.dataset import ComparisonCase, EvalCase, ListCase, load_gold, resolve_cases
@@ -143,7 +144,7 @@ def measure(a: Assistant, cases: list[Any], table: dict[str, str]) -> list[Row]:
             prep = pipeline.prepare(query)
             kind0 = kind0 or prep.kind
             refused = prep.refuse_reason is not None or (
-                prep.kind == "compare" and not _papers_to_compare(pipeline, prep, query)
+                prep.kind == "compare" and not run_steps(_papers_to_compare(pipeline, prep, query))
             )
             recall = None
             if isinstance(case, EvalCase) and case.answerable and case.supporting_quotes and prep.evidence:

@@ -24,7 +24,7 @@ from rag.answering.pipeline import Prepared
 from rag.answering.reasoning import ThinkFilter, split_reasoning
 from rag.answering.verify import as_claims, quote_fallback, render, restatement_fallback, verify_answer
 from rag.errors import RagError
-from rag.events import AnswerEvent, Event, TokenEvent
+from rag.events import AnswerEvent, Event, StepEvent, TokenEvent
 from rag.types import Answer, AnswerMode, Query
 
 _REFUSAL = re.compile(
@@ -73,6 +73,7 @@ class Lookup(AnswerPath):
         shown = MarkerFilter({e.n for e in prep.evidence})
         headers = HeaderFilter(prep.evidence)  # a copied "[n] Title:" header is shown no more than verified
         think = ThinkFilter()  # a reasoning model's <think> block is held back from the tokens shown
+        yield StepEvent("writing")  # the model reads the prompt before its first word: seconds on a CPU
         for attempt in (1, 2):
             try:
                 overrides = {} if query.temperature is None else {"temperature": query.temperature}
@@ -103,6 +104,7 @@ class Lookup(AnswerPath):
             "completion_tokens": int(usage.get("output_tokens") or 0),
         }
         text, reasoning = split_reasoning("".join(parts))
+        yield StepEvent("verifying")
         answer = self.finalize(prep, as_claims(text, usage), "llm", extra)
         yield AnswerEvent(answer=with_reasoning(answer, reasoning))
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
 from rag.answering.answers import make_answer
@@ -206,7 +206,7 @@ class MultiPart:
     def __init__(self, pipeline: AnswerPipeline) -> None:
         self.pipeline = pipeline
 
-    def events(self, query: Query, parts: Sequence[str]) -> Iterator[Event]:
+    def events(self, query: Query, parts: Sequence[str]) -> Generator[Event, None, None]:
         t0 = time.perf_counter()
         pipeline = self.pipeline
         # a later part that still says "it" of something it does not name is asked after the first part, as a
@@ -218,8 +218,9 @@ class MultiPart:
             )
             for i, part in enumerate(parts)
         ]
-        with pipeline.cpu:
-            preps = [pipeline.prepare(q) for q in queries]
+        preps = []
+        for q in queries:
+            preps.append((yield from pipeline.prepare_steps(q)))
         numbering = _Numbering()
         for prep in preps:  # the sources known before any part is answered keep their order
             if prep.evidence:

@@ -50,7 +50,7 @@ from rag.answering.reasoning import ThinkFilter, split_reasoning
 from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
 from rag.corpus.tokens import exact_terms, title_names
-from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, TokenEvent
+from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, StepEvent, TokenEvent
 from rag.types import AnswerSentence, Citation, ListItem, Query, QuestionKind, SearchHit, Verdict
 
 
@@ -89,6 +89,7 @@ class YesNo(AnswerPath):
         verdict: Verdict | None = None
         shown: dict[str, float] = {}
         if mode == "llm":
+            yield StepEvent("judging")
             probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
             verdict = self.decide(probs)
             shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
@@ -163,6 +164,7 @@ class ListAnswer(AnswerPath):
         hits = naming + [h for h in hits if h.paper_id not in named_ids]
         t1 = time.perf_counter()
         predicate = list_predicate(prep.standalone)
+        yield StepEvent("reading", total=len(hits))
         cands = _list_candidates(pipeline, prep.standalone, hits)
         if cands:  # papers far below the best one's sentence score are not worth a judgement (see the settings)
             floor = s.list_relative_floor * cands[0].prescore
@@ -174,6 +176,7 @@ class ListAnswer(AnswerPath):
         prompt_tokens = 0
         for i, cand in enumerate(cands, 1):
             if query.mode == "llm":
+                yield StepEvent("judging", done=i - 1, total=len(cands))
                 p, used = _judge(pipeline, predicate, cand.text)
                 prompt_tokens += used
                 if s.list_recheck_from <= p < s.list_min_yes:  # unsure on its best sentences: read more of it
@@ -302,7 +305,7 @@ class Compare(AnswerPath):
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()
         prep, pipeline = prepared, self.pipeline
-        papers = _papers_to_compare(pipeline, prep, query)
+        papers = yield from _papers_to_compare(pipeline, prep, query)
         if not papers:
             yield AnswerEvent(answer=self.refuse(prep, query.mode))
             return
@@ -329,7 +332,9 @@ class Compare(AnswerPath):
             yield TokenEvent(text=("\n" if parts else "") + head)
             verdicts: list[SentenceVerdict] = []
             if query.mode == "llm":
+                yield StepEvent("writing", done=n - 1, total=len(papers))
                 raw = yield from _write_about(pipeline, prep, ev, shown, hit.title, query)
+                yield StepEvent("verifying")
                 # checked against this paper alone, with no credit for names the question gives: a sentence
                 # about one paper that names the other ("unlike VAE-LFA, ...") is not that paper's to state
                 verdicts = verify_answer(raw, [ev], pipeline.embed, min_support=pipeline.settings.answer.min_support)
@@ -427,7 +432,9 @@ def _write_about(
     return as_claims(split_reasoning("".join(parts))[0], usage)
 
 
-def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -> list[SearchHit]:
+def _papers_to_compare(
+    pipeline: AnswerPipeline, prep: Prepared, query: Query
+) -> Generator[StepEvent, None, list[SearchHit]]:
     """The papers the question names (in the order it names them); else, when it names a topic ("the papers on
     X"), the retrieved papers the list judge confirms are on it, most certain first; else the retrieved ones
     close to the best."""
@@ -437,7 +444,7 @@ def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -
         return named[: s.compare_max_papers]
     topic = compare_topic(prep.standalone) if query.mode == "llm" else None
     if topic is not None:  # judged like a list's candidates, so no relevance gate before it
-        confirmed = _on_topic(pipeline, query, *topic)
+        confirmed = yield from _on_topic(pipeline, query, *topic)
         if len(named) + len([h for h in confirmed if h not in named]) >= 2:
             return (named + [h for h in confirmed if h not in named])[: s.compare_max_papers]
     best = max((h.dense_score or 0.0 for h in prep.hits), default=0.0)
@@ -448,7 +455,9 @@ def _papers_to_compare(pipeline: AnswerPipeline, prep: Prepared, query: Query) -
     return chosen[: s.compare_max_papers]
 
 
-def _on_topic(pipeline: AnswerPipeline, query: Query, topic: str, predicate: str) -> list[SearchHit]:
+def _on_topic(
+    pipeline: AnswerPipeline, query: Query, topic: str, predicate: str
+) -> Generator[StepEvent, None, list[SearchHit]]:
     """The papers retrieved for ``topic`` (twice as many as a comparison holds) that the list judge says
     satisfy ``predicate``, most certain first: "the papers on reasoning" are the ones about reasoning, however
     close their embeddings are to the best one's."""
@@ -457,7 +466,10 @@ def _on_topic(pipeline: AnswerPipeline, query: Query, topic: str, predicate: str
     cands = _list_candidates(pipeline, topic, hits)
     if cands:
         cands = [c for c in cands if c.prescore >= s.list_relative_floor * cands[0].prescore]
-    judged = [(_judge(pipeline, predicate, c.text)[0], c.hit) for c in cands]
+    judged = []
+    for i, c in enumerate(cands):
+        yield StepEvent("judging", done=i, total=len(cands))
+        judged.append((_judge(pipeline, predicate, c.text)[0], c.hit))
     return [hit for p, hit in sorted(judged, key=lambda j: -j[0]) if p >= s.list_min_yes]
 
 

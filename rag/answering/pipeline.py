@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -36,6 +36,7 @@ from rag.answering.verify import Embed, Evidence, SentenceVerdict
 from rag.corpus.chunking import chunk_paper, count_tokens
 from rag.corpus.tokens import key_terms
 from rag.errors import RagError
+from rag.events import StepEvent
 from rag.settings import Settings
 from rag.types import Citation, Paper, Query, QuestionKind, Quote, SearchHit
 
@@ -186,16 +187,29 @@ class AnswerPipeline:
         )
 
     def prepare(self, query: Query) -> Prepared:
+        """The question readied for its answer path (:meth:`prepare_steps` without the steps)."""
+        return run_steps(self.prepare_steps(query))
+
+    def prepare_steps(self, query: Query) -> Generator[StepEvent, None, Prepared]:
+        """Condense, retrieve, recognise the kind and choose the evidence, yielding a :class:`StepEvent` before each
+        step that may take a while (the first at once); returns the :class:`Prepared` question. ``cpu`` is held for
+        each step's work, never while a step is being reported."""
         t0 = time.perf_counter()
         question = query.question
         history = normalise_history(query.history)
         errors: list[Exception] = []
-        standalone = self.condense(question, history, use_llm=query.mode == "llm", errors=errors)
+        use_llm = query.mode == "llm"
+        if history and use_llm:
+            yield StepEvent("condensing")
+        with self.cpu:
+            standalone = self.condense(question, history, use_llm=use_llm, errors=errors)
         llm_error = errors[0] if errors else None
+        yield StepEvent("searching")
         t1 = time.perf_counter()
         k = query.k or self.settings.retrieval.k
-        pool = self.retrieve(standalone, k * NAMED_POOL, query.where, query.retrieval_mode)
-        hits = named_first(question, pool, k, context=standalone)
+        with self.cpu:
+            pool = self.retrieve(standalone, k * NAMED_POOL, query.where, query.retrieval_mode)
+            hits = named_first(question, pool, k, context=standalone)
         t2 = time.perf_counter()
         timings = {"condense": t1 - t0, "retrieval": t2 - t1}
         best = max((h.dense_score for h in hits if h.dense_score is not None), default=None)
@@ -235,7 +249,10 @@ class AnswerPipeline:
                 kind=kind,
             )
         budget = self.settings.answer.yesno_context_tokens if how.prompt == "yesno" else None
-        evidence, shown = self.select_evidence(standalone, hits, budget=budget)
+        yield StepEvent("reading", total=len(hits))
+        t2 = time.perf_counter()
+        with self.cpu:
+            evidence, shown = self.select_evidence(standalone, hits, budget=budget)
         context = format_evidence(evidence, shown)
         flat_question = " ".join(standalone.split())
         messages: list[BaseMessage] = (
@@ -318,6 +335,18 @@ class AnswerPipeline:
                 if text:
                     yield text, {}
         yield "", usage | ({"finish_reason": finish} if finish else {})
+
+
+_R = TypeVar("_R")
+
+
+def run_steps(steps: Generator[StepEvent, None, _R]) -> _R:
+    """What a generator of steps returns, its steps unreported (for callers that show no progress)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
 
 def _as_rag_error(e: Exception) -> RagError:

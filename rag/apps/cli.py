@@ -9,6 +9,7 @@ import io
 import json
 import shutil
 import sys
+import time
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -34,6 +35,7 @@ from rag import (
     Relevance,
     StanceEvent,
     StatusEvent,
+    StepEvent,
     TokenEvent,
     format_bibtex,
     format_csv,
@@ -287,8 +289,10 @@ def ask(
     events = _warm_call(ctx, "ask_warm", request)
     if events is None:
         events = _assistant(ctx).stream(question, k=k, filters=filters, mode=mode, kind=kind)
+    # the step being done, on stderr when it is a terminal (stdout may be a file or a pipe); never with --json
+    steps = _Live(sys.stderr) if fmt != "json" and sys.stderr.isatty() else None
     if fmt != "text" or output is not None:
-        answer = _follow(events, None)
+        answer = _follow(events, None, steps)
         render = {
             "json": lambda a: json.dumps(a.to_json(), ensure_ascii=False, indent=2) + "\n",
             "md": format_markdown,
@@ -304,7 +308,7 @@ def ask(
             click.echo(f"Wrote {output} ({fmt}).", err=True)
         _leave_warm(ctx)
         return
-    answer = _follow(events, _Live(sys.stdout) if sys.stdout.isatty() else None)
+    answer = _follow(events, _Live(sys.stdout) if sys.stdout.isatty() else None, steps)
     _print_answer(answer, color=sys.stdout.isatty())
     if kind is None and answer.kind != "lookup":
         label = {"compare": "comparison", "yesno": "yes/no"}.get(answer.kind, answer.kind)
@@ -381,11 +385,19 @@ class _Live:
         self.status = ""
 
 
-def _follow(events: Iterable[Event], live: _Live | None) -> Answer:
-    """Consume a stream, showing it on ``live`` (a terminal) if given; the verified answer, or raise its error."""
+def _follow(events: Iterable[Event], live: _Live | None, steps: _Live | None = None) -> Answer:
+    """Consume a stream, showing it on ``live`` (a terminal) if given, else only the step being done on ``steps``
+    (stderr, when a terminal); the verified answer, or raise its error."""
     shown = 0  # list items shown
+    drafted = False
+    t0 = time.monotonic()
     for event in events:
         if live is None:
+            if steps is not None:
+                if isinstance(event, StepEvent):
+                    steps.set_status(f"{event.text} {time.monotonic() - t0:.0f} s")
+                elif isinstance(event, AnswerEvent | ErrorEvent):
+                    steps.clear()
             if isinstance(event, AnswerEvent):
                 return event.answer
             if isinstance(event, ErrorEvent):
@@ -401,7 +413,13 @@ def _follow(events: Iterable[Event], live: _Live | None) -> Answer:
                     live.line(f"      {text}" if same else f"  [{q.n}] {format_display(q.title)}: {text}", dim=True)
                 if len(evidence) > 8:
                     live.line(f"  … and {len(evidence) - 8} more", dim=True)
+            case StepEvent() if not drafted:  # once the draft is being written, it shows the progress
+                found = f"{shown} found · " if shown else ""
+                live.set_status(f"{found}{event.text} {time.monotonic() - t0:.0f} s")
             case TokenEvent(text=text):
+                if live.status:  # the draft goes on the status line's row
+                    live.set_status("")
+                drafted = drafted or bool(text)
                 live.write(text)
             case ItemEvent(item=item, checked=checked, total=total):
                 shown += 1

@@ -6,12 +6,13 @@ import itertools
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import iterate_in_threadpool
 
 from rag import (
     Answer,
@@ -22,6 +23,8 @@ from rag import (
     ProgressEvent,
     QueuedEvent,
     StatusEvent,
+    StepEvent,
+    Stop,
     TokenEvent,
     retrieved_relevance,
 )
@@ -57,13 +60,22 @@ def chat_router(ctx: ApiContext) -> APIRouter:
         With ``stream: true``: SSE ``chat.completion.chunk`` events whose deltas are the answer as the model
         writes it (unresolvable markers already removed; for a list question, one line per paper as it is
         confirmed); chunks may carry ``rag_event`` (``status``: the evidence being read; ``item``: a paper
-        confirmed; ``progress``: papers checked). The last chunk carries ``finish_reason: "stop"``, ``usage``
-        and ``rag``, whose ``answer`` is the verified text (unsupported sentences dropped)."""
+        confirmed; ``progress``: papers checked; ``step``: what is done next, e.g. ``{"step": "judging", "done": 2,
+        "total": 19, "text": "Judging paper 3 of 19…", "elapsed": 12.4}``, before every step that may take more
+        than a second). The last chunk carries ``finish_reason: "stop"``, ``usage`` and ``rag``, whose ``answer``
+        is the verified text (unsupported sentences dropped). A client that disconnects frees the LLM at once."""
         question, history = _split_conversation(body.messages)
         filters = ctx.filter_keys.check(body.filters)
         cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+        stop = Stop()
         events = ctx.assistant.stream(
-            question, history=history or None, k=body.k, filters=filters, mode=body.mode, kind=body.kind
+            question,
+            history=history or None,
+            k=body.k,
+            filters=filters,
+            mode=body.mode,
+            kind=body.kind,
+            stop=stop if body.stream else None,
         )
         if not body.stream:
             for event in events:
@@ -79,11 +91,12 @@ def chat_router(ctx: ApiContext) -> APIRouter:
                 choices=[ChatChoice(message=ChatChoiceMessage(content=answer.text))],
                 rag=answer.to_json(),
             )
-        first = next(events)  # the question is checked and retrieval done here, so bad input is still a 4xx
+        # the question is checked and its place in line taken here, so bad input is still a 4xx and a full line a 503
+        first = next(events)
         if isinstance(first, ErrorEvent):
             raise first.error
         return StreamingResponse(
-            _chunks(cid, created, first, events),
+            _until_disconnect(_chunks(cid, created, first, events), stop),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache"},
         )
@@ -129,7 +142,19 @@ def _rag_event(event: Event) -> dict[str, Any] | None:
             return {"type": "item", "item": item.model_dump(), "checked": checked, "total": total}
         case ProgressEvent(checked=checked, total=total):
             return {"type": "progress", "checked": checked, "total": total}
+        case StepEvent(step=step, done=done, total=total):
+            return {"type": "step", "step": step, "done": done, "total": total, "text": event.text}
     return None
+
+
+async def _until_disconnect(chunks: Iterator[bytes], stop: Stop) -> AsyncIterator[bytes]:
+    """``chunks``, read in a worker thread; when the response ends for any reason (a client that went away
+    cancels it) ``stop`` is set, so the answer's LLM slot is freed at once rather than after its next step."""
+    try:
+        async for chunk in iterate_in_threadpool(chunks):
+            yield chunk
+    finally:
+        stop.set()
 
 
 def _list_summary(answer: Answer) -> str:
@@ -153,6 +178,7 @@ def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> It
         )
 
     yield chunk({"role": "assistant", "content": ""})
+    t0 = time.monotonic()
     items = 0
     for event in itertools.chain([first], events):
         match event:
@@ -166,6 +192,9 @@ def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> It
                 yield chunk({"content": line}, rag_event=_rag_event(event))
             case StatusEvent() | ProgressEvent():
                 yield chunk({}, rag_event=_rag_event(event))
+            case StepEvent():
+                step = _rag_event(event) or {}
+                yield chunk({}, rag_event=step | {"elapsed": round(time.monotonic() - t0, 1)})
             case AnswerEvent(answer=answer):
                 if answer.kind == "list" and not answer.refused:
                     yield chunk({"content": ("\n" if items else "") + _list_summary(answer)})

@@ -44,7 +44,7 @@ class Ticket:
         return end - self.joined
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until a slot is granted (True) or ``timeout`` seconds pass (False)."""
+        """Block until a slot is granted (True) or ``timeout`` seconds pass or the ticket is released (False)."""
         return self._queue._wait(self, timeout)
 
     def release(self) -> None:
@@ -124,8 +124,9 @@ class LLMQueue:
                 return 0
 
     def _wait(self, ticket: Ticket, timeout: float | None) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: ticket.granted, timeout)
+        with self._cond:  # a ticket released while it waits (a stopped stream) stops waiting at once
+            self._cond.wait_for(lambda: ticket.granted or ticket.released, timeout)
+            return ticket.granted
 
     def _release(self, ticket: Ticket) -> None:
         with self._cond:
@@ -134,6 +135,7 @@ class LLMQueue:
             ticket.released = True
             if not ticket.granted:
                 self._line.remove(ticket)
+                self._cond.notify_all()
                 return
             if ticket.granted_at is not None:
                 self._held.append(time.monotonic() - ticket.granted_at)

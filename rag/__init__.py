@@ -39,8 +39,12 @@ if TYPE_CHECKING:
         ItemEvent,
         ProgressEvent,
         QueuedEvent,
+        RowEvent,
         StanceEvent,
         StatusEvent,
+        TableEvent,
+        TableStatusEvent,
+        TableStreamEvent,
         TokenEvent,
     )
     from rag.exports import format_bibtex, format_csv, format_markdown, readable_table
@@ -114,6 +118,10 @@ __all__ = [
     "Stance",
     "StanceEvent",
     "StatusEvent",
+    "RowEvent",
+    "TableEvent",
+    "TableStatusEvent",
+    "TableStreamEvent",
     "Table",
     "TableCell",
     "TableRow",
@@ -145,7 +153,8 @@ _HOMES = {
     ),
     **dict.fromkeys(
         ["AnswerEvent", "ErrorEvent", "Event", "ItemEvent", "ProgressEvent", "QueuedEvent", "StatusEvent"]
-        + ["TokenEvent", "CheckEvent", "CheckStreamEvent", "StanceEvent"],
+        + ["TokenEvent", "CheckEvent", "CheckStreamEvent", "StanceEvent"]
+        + ["RowEvent", "TableEvent", "TableStatusEvent", "TableStreamEvent"],
         "rag.events",
     ),
     "parse_where": "rag.filters",

@@ -472,8 +472,11 @@ class Handlers:
                 match event:
                     case QueuedEvent(position=position, waited=waited):
                         yield format_waiting_html(position, waited), gr.skip(), hidden, hidden
-                    case TableStatusEvent(text=text):
-                        shown = f"{text} {format_count(len(rows), 'row')} so far" if rows else text
+                    case TableStatusEvent(stage=stage, text=text):
+                        # "Filling row 3" says it already; while judging, the rows so far are worth saying
+                        shown = (
+                            f"{text} {format_count(len(rows), 'row')} so far" if rows and stage == "judging" else text
+                        )
                         yield format_check_status_html(shown, took), gr.skip(), hidden, hidden
                     case RowEvent(row=row):
                         rows.append(row)

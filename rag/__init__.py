@@ -40,10 +40,14 @@ if TYPE_CHECKING:
         ItemEvent,
         ProgressEvent,
         QueuedEvent,
+        RowEvent,
         StanceEvent,
         StatusEvent,
         StepEvent,
         Stop,
+        TableEvent,
+        TableStatusEvent,
+        TableStreamEvent,
         TokenEvent,
     )
     from rag.exports import format_bibtex, format_csv, format_markdown, readable_table
@@ -125,6 +129,10 @@ __all__ = [
     "StepEvent",
     "Stop",
     "StoppedError",
+    "RowEvent",
+    "TableEvent",
+    "TableStatusEvent",
+    "TableStreamEvent",
     "Table",
     "TableCell",
     "TableRow",
@@ -159,7 +167,8 @@ _HOMES = {
     ),
     **dict.fromkeys(
         ["AnswerEvent", "ErrorEvent", "Event", "ItemEvent", "ProgressEvent", "QueuedEvent", "StatusEvent"]
-        + ["TokenEvent", "CheckEvent", "CheckStreamEvent", "StanceEvent", "StepEvent", "Stop"],
+        + ["TokenEvent", "CheckEvent", "CheckStreamEvent", "StanceEvent", "StepEvent", "Stop"]
+        + ["RowEvent", "TableEvent", "TableStatusEvent", "TableStreamEvent"],
         "rag.events",
     ),
     "parse_where": "rag.filters",

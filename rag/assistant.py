@@ -15,12 +15,24 @@ from langchain_core.embeddings import Embeddings
 from rag.answering.check import ClaimChecker
 from rag.answering.history import History, normalise_history
 from rag.answering.parts import MultiPart, split_question
-from rag.answering.paths import PATHS
+from rag.answering.paths import PATHS, find_candidates
 from rag.answering.pipeline import AnswerPipeline, LLMFailures
 from rag.answering.table import TablePath, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError, StoppedError
-from rag.events import AnswerEvent, CheckEvent, CheckStreamEvent, ErrorEvent, Event, QueuedEvent, StatusEvent, Stop
+from rag.events import (
+    AnswerEvent,
+    CheckEvent,
+    CheckStreamEvent,
+    ErrorEvent,
+    Event,
+    QueuedEvent,
+    StatusEvent,
+    Stop,
+    TableEvent,
+    TableStatusEvent,
+    TableStreamEvent,
+)
 from rag.models.local_llm import ensure_model, shared_server
 from rag.models.providers import describe_llm_error, is_llm_failure, make_chat_model, make_embeddings
 from rag.models.queue import LLMQueue
@@ -256,21 +268,49 @@ class Assistant:
     ) -> Table:
         """A paper x attribute table (``"task, dataset, metric"``): one row per paper, one cell per attribute,
         each value with the sentence of the abstract that states it; a value no sentence states is left
-        empty ("not stated"), never guessed.
+        empty ("not stated"), never guessed. Rows that state nothing come last.
 
-        Rows: the ``k`` papers most relevant to ``query``, or without a query every paper (that matches
-        ``where``) up to ``k`` (default ``settings.answer.table_max_papers``).
+        Rows: with a ``query``, the papers that match it (retrieved, then each confirmed by the list judge, as
+        a list question's are), at most ``k``; without one, every paper (that matches ``where``) up to ``k``
+        (default ``settings.answer.table_max_papers``). ``progress(done, total)`` after each paper judged or
+        read. :meth:`table_stream` gives the same as events.
         """
+        for event in self.table_stream(attributes, query=query, where=where, k=k, mode=mode):
+            match event:
+                case TableStatusEvent(done=done, total=total) if progress is not None and total:
+                    progress(done, total)
+                case TableEvent(table=table):
+                    return table
+                case ErrorEvent(error=error):
+                    raise error
+        raise AssertionError("a table stream ends with a TableEvent or an ErrorEvent")  # pragma: no cover
+
+    def table_stream(
+        self,
+        attributes: str | Sequence[str],
+        *,
+        query: str | None = None,
+        where: dict[str, MetaValue] | None = None,
+        k: int | None = None,
+        mode: AnswerMode | None = None,
+    ) -> Iterator[TableStreamEvent]:
+        """The table of :meth:`table` as events (see :mod:`rag.events`): a :class:`TableStatusEvent` at once
+        ("Finding papers…"), then one before each paper judged and each row filled, a :class:`RowEvent` as each
+        row is filled, and exactly one :class:`TableEvent` (rows that state nothing last) or one
+        :class:`ErrorEvent`. A wait for the LLM yields :class:`QueuedEvent`. Bad attributes, an over-long query
+        or an empty index raise :class:`RagError` before the first event."""
         try:
             attrs = parse_attributes(attributes)
         except ValueError as e:
             raise QuestionError(str(e), code="bad_attributes") from e
-        if (mode or self.settings.answer.mode) != "llm":
+        mode = mode or self.settings.answer.mode
+        if mode != "llm":
             raise QuestionError(
                 "A table is filled by the LLM (values are copied from each abstract, then checked): "
                 "use answer mode 'llm' (RAG_ANSWER__MODE=llm), not 'extractive'.",
                 code="table_needs_llm",
             )
+        query = self._check_question(query) if query and query.strip() else None
         limit = k or self.settings.answer.table_max_papers
         total = self._retriever.count_papers(where)
         if total == 0:
@@ -279,29 +319,22 @@ class Assistant:
                 + (f" matching {where}" if where else "")
                 + ": run `rag ingest PATH` first."
             )
-        if query:
-            hits = self.search(query, k=limit, where=where)
-        else:
-            hits = [paper_hit(p) for p in self.papers() if paper_matches(p, where)][:limit]
-        ticket = self.llm_queue.enter() if (mode or self.settings.answer.mode) == "llm" else None
-        try:
-            if ticket is not None:
-                ticket.wait()
-            return TablePath(self._pipeline).build(
-                hits,
-                attrs,
-                query=query,
-                collection_size=total,
-                mode=mode or self.settings.answer.mode,
-                progress=progress,
+
+        def events() -> Iterator[TableStreamEvent]:
+            yield TableStatusEvent("finding", "Finding papers…" if query else "Reading the collection…")
+            path = TablePath(self._pipeline)
+            found, hits = None, []
+            with self._cpu:
+                if query:
+                    found = find_candidates(self._pipeline, query, where)
+                else:
+                    hits = [paper_hit(p) for p in self.papers() if paper_matches(p, where)][:limit]
+            rows = path.events(
+                attrs, query=query, candidates=found, hits=hits, limit=limit, collection_size=total, mode=mode
             )
-        except RagError:
-            raise
-        except Exception as e:  # the SDK raises many error types; describe them without secrets
-            raise describe_llm_error(e, self.settings) from e
-        finally:
-            if ticket is not None:
-                ticket.release()
+            yield from self._in_line(rows)
+
+        yield from self._guarded(events())
 
     # ------------------------------------------------------------------ answers
     def ask(

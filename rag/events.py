@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rag.errors import RagError
-from rag.types import Answer, ClaimCheck, ListItem, PaperStance, Quote, SearchHit
+from rag.types import Answer, ClaimCheck, ListItem, PaperStance, Quote, SearchHit, Table, TableRow
 
 
 @dataclass(frozen=True)
@@ -180,3 +180,35 @@ class Stop:
                 self._callbacks.append(callback)
                 return
         callback()
+
+
+@dataclass(frozen=True)
+class TableStatusEvent:
+    """A table: what is being done now, said in ``text``. ``stage`` "finding" (the candidate papers are being
+    retrieved; the first event of a table), "judging" (with a query: candidate ``done`` of ``total`` is judged
+    against it) or "filling" (row ``rows`` is being filled; ``done`` of ``total`` papers are judged, or read
+    when there is no query)."""
+
+    stage: Literal["finding", "judging", "filling"]
+    text: str
+    done: int = 0
+    total: int = 0
+    rows: int = 0
+
+
+@dataclass(frozen=True)
+class RowEvent:
+    """A table: one more row filled (``row.n`` is its place in the order rows finish; the final
+    :class:`TableEvent` puts rows with nothing stated last and numbers them again)."""
+
+    row: TableRow
+
+
+@dataclass(frozen=True)
+class TableEvent:
+    """The finished table; always the last event of a successful :meth:`rag.Assistant.table_stream`."""
+
+    table: Table
+
+
+TableStreamEvent = QueuedEvent | TableStatusEvent | RowEvent | TableEvent | ErrorEvent

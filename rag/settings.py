@@ -195,7 +195,7 @@ class AnswerSettings(_Group):
         default=0.6,
         description="Extractive mode (no LLM): a paper is listed when its best sentence scores this + 0.25.",
     )
-    table_max_papers: int = Field(default=50, ge=1, description="Rows of a table at most (its k).")
+    table_max_papers: int = Field(default=10, ge=1, description="Rows of a table at most (its k).")
     table_tokens_per_attribute: int = Field(
         default=72,
         ge=4,

@@ -99,6 +99,25 @@ def table_cell_prompt(prompt: str) -> tuple[str, str, str] | None:
     return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
+def judging(yes: str, reply: Callable[[str], str]) -> Callable[[str], str]:
+    """``reply`` to every prompt but the list judge's, which gets "Yes" for a paper whose text (title and best
+    sentences) matches the regex ``yes``, else "No": a table with a query judges its candidates first."""
+    pattern = re.compile(yes)
+
+    def answer(prompt: str) -> str:
+        paper = judged_paper(prompt)
+        if paper is None:
+            return reply(prompt)
+        return "Yes" if pattern.search(paper) else "No"
+
+    return answer
+
+
+def cell_prompts(prompts: list[str]) -> list[str]:
+    """The table-cell prompts among ``prompts`` (not the list judge's)."""
+    return [p for p in prompts if table_cell_prompt(p) is not None]
+
+
 def asked_attribute(prompt: str, attributes: tuple[str, ...] | list[str]) -> str | None:
     """Which of ``attributes`` a table-cell prompt asks about (by the question the product asks for it)."""
     cell = table_cell_prompt(prompt)

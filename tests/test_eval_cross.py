@@ -301,10 +301,10 @@ class FakeAssistant:
         yes = any(last in p.abstract.lower() for p in self._papers)
         return FakeAnswer(f"{'Yes' if yes else 'No'}, the abstracts mention {last}.", question)
 
-    def table(self, attributes: list[str]) -> Any:
+    def table(self, attributes: list[str], k: int | None = None) -> Any:
         self.tables.append(list(attributes))
         rows = []
-        for n, p in enumerate(self._papers, 1):
+        for n, p in enumerate(self._papers[:k], 1):  # at most k rows, as Assistant.table: the eval asks for all
             cells = []
             for a in attributes:
                 if a == "best result":

@@ -362,9 +362,7 @@ def test_markup_in_table_cells_and_list_items_is_inert_in_the_ui(injection_assis
     a, _ = with_llm(injection_assistant, reply)
     app = build_app(a)
     make_table = next(f.fn for f in app.fns.values() if f.fn is not None and f.fn.__name__ == "make_table")
-    _, html, _, _ = make_table(
-        "task, result, code", "marmot burrows in alpine meadows", "", "", 3, lambda *a, **k: None
-    )
+    _, html, _, _ = list(make_table("task, result, code", "marmot burrows in alpine meadows", "", "", 3))[-1]
     assert "&lt;script&gt;alert(1)&lt;/script&gt; MarmotSeg reaches 78.4 mIoU" in html  # stated, as text
     assert "MarmotSeg: Burrow Segmentation in Alpine Meadows &lt;img src=x onerror=alert(1)&gt;" in html
     steps = run_chat(app, "Which papers segment burrows?", kind="list")

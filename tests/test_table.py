@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.answering.attributes import kind_of, question_for, value_fits
+import pytest
+
+from rag.answering.attributes import fits_paper, kind_of, question_for, value_fits
 from rag.answering.table import _parse_answer
 from rag.assistant import Assistant
-from tests.fakes import ScriptedChatModel, asked_attribute, table_cell_prompt
+from rag.errors import QuestionError
+from rag.events import RowEvent, TableEvent, TableStatusEvent
+from tests.fakes import (
+    PathsReply,
+    ScriptedChatModel,
+    asked_attribute,
+    cell_prompts,
+    copying_table_reply,
+    judged_paper,
+    judging,
+    table_cell_prompt,
+)
 
 
 def test_each_kind_of_attribute_is_asked_its_own_question_and_others_plainly() -> None:
@@ -60,15 +73,16 @@ def test_values_of_the_wrong_kind_are_not_stated_though_the_abstract_holds_them(
             str(asked_attribute(prompt, attrs))
         ]
 
-    fake = ScriptedChatModel(reply=reply)
+    fake = ScriptedChatModel(reply=judging("WildBox", reply))
     a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
     table = a.table(", ".join(attrs), query="WildBox 3D detection of wildlife from drone video", k=1)
     (row,) = table.rows
     task, dataset, best = row.cells
     assert task.value == f"{field} from drone video" and task.quote.startswith("We introduce WildBox")
     assert dataset.value is None and best.value is None  # in the abstract, but not a dataset, not a figure
-    assert table.timings["values_dropped"] == 2 and len(fake.prompts) == 3  # one question per attribute
-    assert all(p.startswith('Abstract of "') for p in fake.prompts)  # the abstract leads: a prefix the server reuses
+    cells = cell_prompts(fake.prompts)
+    assert table.timings["values_dropped"] == 2 and len(cells) == 3  # one question per attribute
+    assert all(p.startswith('Abstract of "') for p in cells)  # the abstract leads: a prefix the server reuses
 
 
 def test_a_table_row_cut_at_the_token_limit_shows_no_fragment(seed_assistant: Any) -> None:
@@ -81,7 +95,7 @@ def test_a_table_row_cut_at_the_token_limit_shows_no_fragment(seed_assistant: An
 
     # a server stops the reply at its token limit mid-value: "monocular 3D detection of wildlife", a fragment the
     # abstract holds
-    fake = ScriptedChatModel(reply=reply, stop_after_words=5)
+    fake = ScriptedChatModel(reply=judging("WildBox", reply), stop_after_words=5)
     a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
     query = "WildBox 3D detection of wildlife from drone video"
     (row,) = a.table("dataset, task", query=query, k=1).rows
@@ -92,7 +106,135 @@ def test_a_table_row_cut_at_the_token_limit_shows_no_fragment(seed_assistant: An
 
 
 def test_attributes_that_ask_the_same_question_share_one_model_call(seed_assistant: Any) -> None:
-    fake = ScriptedChatModel(reply=lambda prompt: "WildBox")
+    fake = ScriptedChatModel(reply=judging("WildBox", lambda prompt: "WildBox"))
     a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
     (row,) = a.table("dataset, benchmarks, task", query="WildBox 3D detection of wildlife from drone video", k=1).rows
-    assert [c.value for c in row.cells] == ["WildBox", "WildBox", "WildBox"] and len(fake.prompts) == 2
+    # the paper's own name is its dataset (the abstract introduces it as one), never its task
+    assert [c.value for c in row.cells] == ["WildBox", "WildBox", None] and len(cell_prompts(fake.prompts)) == 2
+
+
+# ---------------------------------------------------------------------------------------------- rows by query
+def test_a_table_with_a_query_has_rows_only_for_the_papers_the_list_judge_confirms(seed_assistant: Any) -> None:
+    reply = PathsReply(judge=r"(?i)benchmark")  # the judge says Yes to a paper whose judged text says benchmark
+    fake = ScriptedChatModel(reply=reply)
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    table = a.table("task, metric", query="benchmarks for AI agents")
+    judged = [judged_paper(p) for p in fake.prompts if judged_paper(p) is not None]
+    assert len(judged) == table.checked == 19  # a small collection: every paper judged, as a list question's
+    assert all("Question: Is this paper about benchmarks for AI agents?" in p for p in fake.prompts if "Paper: " in p)
+    confirmed = {str(t).split(".")[0] for t in reply.said_yes}  # the judged text starts with the title
+    assert 0 < len(table.rows) < 19 and {r.title for r in table.rows} == confirmed
+    cell_titles = {table_cell_prompt(p)[0] for p in cell_prompts(fake.prompts)}  # type: ignore[index]
+    assert cell_titles == confirmed  # no paper the judge rejected was read for its cells
+
+
+def test_a_table_has_at_most_ten_rows_by_default_and_stops_judging_there(seed_assistant: Any) -> None:
+    fake = ScriptedChatModel(reply=PathsReply(judge=r"."))  # every paper qualifies
+    s = seed_assistant.settings
+    every = s.model_copy(update={"answer": s.answer.model_copy(update={"list_relative_floor": 0.0})})
+    a = Assistant(every, embeddings=seed_assistant.embeddings, chat_model=fake)  # all 19 papers are candidates
+    assert a.settings.answer.table_max_papers == 10
+    table = a.table("task", query="machine learning")
+    judged = [p for p in fake.prompts if judged_paper(p) is not None]
+    assert len(table.rows) == 10 and len(judged) == 10 and table.checked == 10  # the 11th is never judged
+    assert len(a.table("task").rows) == 10  # without a query: the first ten papers
+    assert len(a.table("task", k=12).rows) == 12
+
+
+def test_rows_that_state_nothing_go_last_and_are_numbered_again(seed_assistant: Any) -> None:
+    silent = ("WildBox", "Who&When Pro")  # these papers' rows state nothing; the others copy their first words
+
+    def reply(prompt: str) -> str:
+        cell = table_cell_prompt(prompt)
+        if cell is not None and cell[0] in silent:
+            return "not stated"
+        return copying_table_reply(prompt) or "not stated"
+
+    fake = ScriptedChatModel(reply=reply)
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    events = list(a.table_stream("task", k=19))
+    finished = [e.row for e in events if isinstance(e, RowEvent)]
+    (done,) = [e.table for e in events if isinstance(e, TableEvent)]
+    stated = [r.title for r in finished if any(c.stated for c in r.cells)]
+    empty = [r.title for r in finished if not any(c.stated for c in r.cells)]
+    assert set(silent) <= set(empty) and len(stated) >= 10
+    titles = [r.title for r in finished]
+    assert min(titles.index(t) for t in empty) < titles.index(stated[-1])  # they finished among the others
+    assert [r.title for r in done.rows] == stated + empty  # each group in its order, the empty ones last
+    assert [r.n for r in done.rows] == list(range(1, 20))  # numbered again in the final order
+
+
+def test_a_table_stream_reports_progress_before_any_work_then_rows_then_the_table(seed_assistant: Any) -> None:
+    fake = ScriptedChatModel(reply=PathsReply(judge=r"(?i)benchmark"))
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    stream = a.table_stream("task, metric", query="benchmarks for AI agents", k=2)
+    first = next(stream)
+    assert isinstance(first, TableStatusEvent) and first.stage == "finding" and first.text == "Finding papers…"
+    assert fake.prompts == []  # said before retrieval and before the model is asked anything
+    events = [first, *stream]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[-1] == "TableEvent" and kinds.count("TableEvent") == 1 and "ErrorEvent" not in kinds
+    rows = [i for i, e in enumerate(events) if isinstance(e, RowEvent)]
+    assert len(rows) == 2  # k rows, then it stops
+    for i in rows:  # each row is announced by a status that says which row is being filled
+        status = events[i - 1]
+        assert isinstance(status, TableStatusEvent) and status.stage == "filling"
+        assert status.text.startswith(f"Filling row {status.rows} ")
+    judging = [e for e in events if isinstance(e, TableStatusEvent) and e.stage == "judging"]
+    assert [e.text for e in judging[:2]] == [f"Judging paper {n} of {judging[0].total}…" for n in (1, 2)]
+    table = events[-1].table  # type: ignore[union-attr]
+    assert [r.paper_id for r in table.rows] == [events[i].row.paper_id for i in rows]  # type: ignore[union-attr]
+
+
+def test_closing_a_table_stream_frees_the_llm_slot(seed_assistant: Any) -> None:
+    fake = ScriptedChatModel(reply=PathsReply(judge=r"."))
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    stream = a.table_stream("task", query="machine learning")
+    for event in stream:
+        if isinstance(event, RowEvent):
+            break
+    assert a.llm_queue.active == 1  # a row is out: the stream holds the model
+    stream.close()  # what the UI's Stop does
+    assert a.llm_queue.active == 0 and len(cell_prompts(fake.prompts)) == 1
+
+
+def test_bad_table_requests_are_refused_before_the_first_event(seed_assistant: Any) -> None:
+    fake = ScriptedChatModel(reply=PathsReply())
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    with pytest.raises(QuestionError, match="Name at least one attribute"):
+        next(a.table_stream(" , "))
+    with pytest.raises(QuestionError, match="the limit is 2000"):
+        next(a.table_stream("task", query="x" * 2001))
+    assert fake.prompts == []
+
+
+# ---------------------------------------------------------------------------------------------- cell kinds
+_OWN = (
+    "We propose Glimmer, a simple method for sparse attention. We evaluate Glimmer on ImageNet and COCO. "
+    "Glimmer speeds up inference by 2x."
+)
+_DATA = "We release Marsh-2K, a dataset of 2,000 annotated wetland images. A baseline detector reaches 41 mAP on it."
+
+
+def test_the_papers_own_method_is_neither_its_dataset_nor_its_task() -> None:
+    title = "Glimmer: Sparse Attention Made Simple"
+    assert not fits_paper("dataset", "Glimmer", title, _OWN)  # proposed as a method, not as data
+    assert not fits_paper("task", "Glimmer", title, _OWN)
+    assert fits_paper("dataset", "ImageNet", title, _OWN) and fits_paper("dataset", "COCO", title, _OWN)
+    assert fits_paper("task", "sparse attention", title, _OWN)
+    assert fits_paper("method", "Glimmer, a simple method for sparse attention", title, _OWN)
+
+
+def test_a_dataset_the_paper_introduces_is_its_dataset_but_not_its_method() -> None:
+    title = "Marsh-2K: Wetland Images for Detection"
+    assert fits_paper("dataset", "Marsh-2K", title, _DATA)  # released as a dataset
+    assert not fits_paper("method", "Marsh-2K", title, _DATA)
+    assert not fits_paper("task", "Marsh-2K", title, _DATA)
+    assert fits_paper("method", "a baseline detector", title, _DATA)
+
+
+def test_a_name_the_paper_coins_is_not_its_task() -> None:
+    abstract = "We study how transformers learn symmetries. These findings support what we coin the *Symmetry Lottery*."
+    assert not fits_paper("task", "Symmetry Lottery", "How transformers learn symmetries", abstract)
+    assert fits_paper("task", "learning symmetries with transformers", "How transformers learn symmetries", abstract)
+    assert fits_paper("colour of the logo", "Symmetry Lottery", "x", abstract)  # no kind: no rule

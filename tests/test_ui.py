@@ -23,7 +23,15 @@ from rag.settings import UISettings
 from rag.ui.app import build_app, format_abstract_html, format_papers_html, launch
 from rag.ui.rendering import format_backend_markdown
 from tests.conftest import free_port, paper_id_containing
-from tests.fakes import PathsReply, ScriptedChatModel, asked_attribute, copying_table_reply, evidence_number
+from tests.fakes import (
+    PathsReply,
+    ScriptedChatModel,
+    asked_attribute,
+    cell_prompts,
+    copying_table_reply,
+    evidence_number,
+    table_cell_prompt,
+)
 
 WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
 XSS_ABSTRACT = (
@@ -301,7 +309,7 @@ def test_over_long_question_is_refused_with_the_limit_named_never_cut(seed_assis
 def test_table_query_over_the_limit_is_refused_with_the_limit_named(seed_assistant: Any) -> None:
     app = build_app(seed_assistant)
     assert component(app, "rag-table-query").max_length is None
-    status, *_ = fn(app, "make_table")("task", "x" * 2001, "", "", 5, progress=lambda *a, **k: None)
+    status, *_ = list(fn(app, "make_table")("task", "x" * 2001, "", "", 5))[-1]
     assert "rag-error" in status and "the limit is 2000 (RAG_ANSWER__MAX_QUESTION_CHARS)" in status
 
 
@@ -451,34 +459,77 @@ def test_answer_as_selector_overrides_the_recognised_kind_and_follow_ups_work(se
 
 
 def test_table_tab_cites_every_value_marks_not_stated_and_offers_downloads(seed_assistant: Any) -> None:
-    a, fake = with_fake(seed_assistant, PathsReply())
+    reply = PathsReply(judge=r"(?i)wildlife|drone")  # the list judge confirms the papers on wildlife or drones
+
+    def answer(prompt: str) -> str:  # WildBox's task as its abstract states it, the rest as PathsReply does
+        if asked_attribute(prompt, ["task"]) and "wildlife" in str(table_cell_prompt(prompt)):
+            return "monocular 3D detection of wildlife from drone video"
+        return reply(prompt)
+
+    a, fake = with_fake(seed_assistant, answer)
     app = build_app(a)
     make_table = fn(app, "make_table")
-    status, html, csv_button, md_button = make_table(
-        "task, metric", "3D detection of wildlife from drone video", "", "", 3, progress=lambda *a, **k: None
-    )
-    assert status == "<p>Read 3 papers of the 19 in the collection.</p>"
-    assert len(fake.prompts) == 6  # a question per cell
+    steps = list(make_table("task, metric", "3D detection of wildlife from drone video", "", "", 3))
+    status, html, csv_button, md_button = steps[-1]
+    confirmed = {str(t).split(".")[0] for t in reply.said_yes}
     rows = re.findall(r"<tr><td>\[(\d)\] <b>(.*?)</b></td>(.*?)</tr>", html)
-    assert [(n, title) for n, title, _ in rows][0] == ("1", "WildBox") and len(rows) == 3
+    assert {title for _n, title, _ in rows} == confirmed and 1 <= len(rows) <= 3
+    assert re.fullmatch(
+        rf'<p class="rag-progress">{len(rows)} rows?: read \d+ papers of the 19 in the collection, in \d+ s\.</p>',
+        status,
+    )
+    assert len(cell_prompts(fake.prompts)) == 2 * len(rows)  # a question per cell, only for confirmed papers
     for n, _title, cells in rows:
         task, metric = re.findall(r"<td.*?</td>", cells)
         assert metric == '<td class="rag-not-stated" title="No sentence of the abstract states it">not stated</td>'
         if "rag-cell" in task:  # a value: its paper's [n], the quote on hover and when opened
             quote = re.search(r"<blockquote>(.*?)</blockquote>", task).group(1)  # type: ignore[union-attr]
             assert f"<sup>[{n}]</sup>" in task and f'<summary title="{quote}">' in task
-    assert html.count("rag-cell") >= 2 and "<h4>References</h4>" in html
+    assert html.count("rag-cell") >= 1 and "<h4>References</h4>" in html
     assert "We introduce WildBox, a dataset and benchmark" in html.split("References")[1]
     assert csv_button["visible"] and md_button["visible"]
     csv_text = Path(csv_button["value"]).read_text(encoding="utf-8")
     assert csv_text.splitlines()[0] == "n,paper_id,title,task,task (quote),metric,metric (quote)"
     md = Path(md_button["value"]).read_text(encoding="utf-8")
     assert md.startswith("| paper | task | metric |") and "*not stated*" in md and "References:" in md
-    status, html, csv_button, _ = make_table(" , ", "", "", "", 3, progress=lambda *a, **k: None)
+    status, html, csv_button, _ = list(make_table(" , ", "", "", "", 3))[-1]
     assert status == '<p class="rag-error">Name at least one attribute, e.g. &#x27;task, dataset, metric&#x27;.</p>'
     assert csv_button["visible"] is False
     table = fn(app, "table")("task", "", "", "", 2)
     assert table["attributes"] == ["task"] and len(table["rows"]) == 2 and table["collection_size"] == 19
+
+
+def test_table_tab_streams_its_status_from_the_start_and_each_row_as_it_is_filled(seed_assistant: Any) -> None:
+    a, fake = with_fake(seed_assistant, PathsReply(judge=r"."))  # every paper qualifies
+    app = build_app(a)
+    steps = list(fn(app, "make_table")("task", "", "", "", 3))
+    status, html, csv_button, _ = steps[0]  # at once: what is being done, before any model call
+    assert status == '<p class="rag-progress">Reading the collection… · 0 s</p>' and csv_button["visible"] is False
+    tables = [s[1] for s in steps[:-1] if isinstance(s[1], str)]  # the table as it grows, one row at a time
+    assert [html.count("<tr><td>") for html in tables] == [1, 2, 3]
+    filling = [s[0] for s in steps if isinstance(s[0], str) and "Filling row" in s[0]]
+    assert [re.search(r"Filling row \d of 3", f).group(0) for f in filling] == [  # type: ignore[union-attr]
+        f"Filling row {n} of 3" for n in (1, 2, 3)
+    ]
+    assert "so far" not in filling[1] and steps[-1][3]["visible"]  # "Filling row 2" says how far it is
+
+
+def test_table_stop_ends_the_stream_keeps_its_rows_and_frees_the_model(seed_assistant: Any) -> None:
+    a, fake = with_fake(seed_assistant, PathsReply(judge=r"."))
+    app = build_app(a)
+    handlers = fn(app, "make_table").__self__  # type: ignore[attr-defined]
+    request = SimpleNamespace(session_hash="s1")
+    assert handlers.stop_table(request) is not None  # nothing running: a no-op (gr.skip())
+    steps = handlers.make_table("task", "", "", "", 5, request)
+    asked = False
+    for step in steps:
+        status, html = step[0], step[1]
+        if isinstance(html, str) and html.count("<tr><td>") == 2 and not asked:
+            assert a.llm_queue.active == 1  # the table holds the model
+            assert "Stopping" in handlers.stop_table(request)
+            asked = True
+    assert status == '<p class="rag-progress">Stopped after 2 rows.</p>' and html.count("<tr><td>") == 2
+    assert a.llm_queue.active == 0 and len(cell_prompts(fake.prompts)) == 2  # no third row was read
 
 
 def test_table_and_list_render_markup_from_abstracts_inert(
@@ -496,7 +547,7 @@ def test_table_and_list_render_markup_from_abstracts_inert(
     a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
     a.ingest([xss_file])
     app = build_app(a)
-    _, html, _, _ = fn(app, "make_table")("task, result", "", "", "", 5, progress=lambda *a, **k: None)
+    _, html, _, _ = list(fn(app, "make_table")("task, result", "", "", "", 5))[-1]
     steps = run_chat(app, "Which papers detect marsupials?", kind="list")
     rendered = [html, *contents(steps), steps[-1][3]]
     for out in rendered:

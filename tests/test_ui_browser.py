@@ -282,11 +282,18 @@ def paths_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embeddin
     """The seed abstracts and the XSS one, answered in 'llm' mode by a fake that serves the list judge and
     fills table rows from the abstract it is shown (tests/fakes.py PathsReply)."""
     from rag.models.embedding import CachedEmbeddings
-    from tests.fakes import PathsReply, ScriptedChatModel
+    from tests.fakes import PathsReply, ScriptedChatModel, asked_attribute, table_cell_prompt
 
     tmp = tmp_path_factory.mktemp("ui-paths")
     (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
-    fake = ScriptedChatModel(reply=PathsReply(judge=r"(?i)marsupial"))
+    paths = PathsReply(judge=r"(?i)marsupial")
+
+    def reply(prompt: str) -> str:  # Quokkanet's task as its abstract states it (its own name is no task)
+        if asked_attribute(prompt, ["task"]) and "Quokkanet" in str(table_cell_prompt(prompt)):
+            return "a detector of marsupials in camera-trap images"
+        return paths(prompt)
+
+    fake = ScriptedChatModel(reply=reply)
     corpus = [Assistant.bundled_corpus(), tmp / "xss.jsonl"]
     yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, fake, mode="llm")
 
@@ -767,6 +774,8 @@ def test_a_listed_papers_card_shows_the_judges_figure_not_off_topic(browser_cont
     time.sleep(0.5)
     page.screenshot(path=str(ARTIFACTS / "ui-list-relevance.png"), full_page=True)
     page.close()
+
+
 @pytest.fixture(scope="module")
 def slow_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
     """The bundled abstracts answered in 'llm' mode by a fake that takes 1.5 s per call (the list judge: Yes to
@@ -818,3 +827,60 @@ def test_status_line_counts_the_seconds_and_stop_frees_the_model(slow_page: Any)
     )
     page.wait_for_selector("#rag-chat .rag-step", state="detached", timeout=30_000)  # verified: no status line left
     assert "237,505" in bot_text(page) and page.locator("#rag-chat a.rag-cite").count() >= 1
+
+
+# ------------------------------------------------------------------ the table follows its query (issue 30)
+def slow_paths_reply(prompt: str) -> str:
+    """Every paper qualifies and each cell copies its abstract (tests/fakes.py PathsReply), a little slowly, so
+    rows arrive one by one."""
+    from tests.fakes import PathsReply
+
+    time.sleep(0.3)
+    return PathsReply(judge=r".")(prompt)
+
+
+@pytest.fixture(scope="module")
+def table_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embedding_cache: Any) -> Iterator[str]:
+    from rag.models.embedding import CachedEmbeddings
+    from tests.fakes import ScriptedChatModel
+
+    tmp = tmp_path_factory.mktemp("ui-table")
+    fake = ScriptedChatModel(reply=slow_paths_reply)
+    corpus = [Assistant.bundled_corpus()]
+    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, fake, mode="llm")
+
+
+@pytest.fixture
+def table_page(browser_context: Any, table_server: str) -> Iterator[Any]:
+    yield from open_page(browser_context, table_server)
+
+
+def test_table_rows_stream_in_with_status_and_stop_keeps_them(table_page: Any) -> None:
+    """The Table tab with a query: a status line with the time from the start, rows appearing one by one while
+    papers are judged, Stop ends it with its rows kept (no more come); the next table runs to its end."""
+    page = table_page
+    rows = "#rag-table table.rag-table tbody tr"
+    page.get_by_role("tab", name="Table").click()
+    page.locator("#rag-table-attributes textarea").fill("task")
+    page.locator("#rag-table-query textarea").fill("machine learning")
+    t0 = time.monotonic()
+    page.click("#rag-table-make")
+    page.wait_for_selector("#rag-table-status :text('Judging paper')", timeout=30_000)
+    assert re.search(r"Judging paper \d+ of \d+… · \d+ s", page.locator("#rag-table-status").inner_text())
+    page.wait_for_selector(rows, timeout=60_000)  # the first row, while the others are still being judged
+    first_row = time.monotonic() - t0
+    assert page.locator(rows).count() < 5 and page.locator("#rag-table-csv").is_hidden()
+    page.wait_for_function(f"() => document.querySelectorAll('{rows}').length >= 2", timeout=30_000)
+    page.screenshot(path=str(ARTIFACTS / "ui-table-streaming.png"), full_page=True)
+    page.click("#rag-table-stop")
+    page.wait_for_selector("#rag-table-status :text('Stopped after')", timeout=10_000)
+    shown = page.locator(rows).count()
+    time.sleep(2.0)  # about three more rows, were it still running
+    assert 2 <= page.locator(rows).count() == shown < 7, (shown, first_row)
+    assert f"Stopped after {shown} rows." in page.locator("#rag-table-status").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "ui-table-stopped.png"), full_page=True)
+    page.click("#rag-table-make")  # the same table again, to its end: the stopped one let go of the model
+    page.wait_for_selector("#rag-table-status :text('in the collection')", timeout=60_000)
+    status = page.locator("#rag-table-status").inner_text()
+    assert re.search(r"\d+ rows: read \d+ papers of the 19 in the collection, in \d+ s\.", status), status
+    assert page.locator("#rag-table-csv").is_visible()

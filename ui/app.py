@@ -140,7 +140,7 @@ def _wire_chat(app: gr.Blocks, ui: Layout, h: Handlers, workers: int) -> None:
 
 
 def _wire_corpus_and_table(ui: Layout, h: Handlers, workers: int) -> None:
-    """The Corpus tab (filter, upload), the Table tab, and the ``/ask`` and ``/table`` API endpoints."""
+    """The Corpus tab (filter, upload), the Table tab (streamed, with Stop), the ``/ask`` and ``/table`` endpoints."""
     corpus, table, knobs = ui.corpus, ui.table, ui.settings
     corpus.paper_query.change(
         lambda q: format_papers_html(h.assistant.papers(), q),
@@ -162,6 +162,8 @@ def _wire_corpus_and_table(ui: Layout, h: Handlers, workers: int) -> None:
         concurrency_id="answers",
         concurrency_limit=workers,
     )
+    # Stop, as on the Check tab: the table's stream is closed after the paper being read, freeing the LLM's slot
+    table.stop.click(h.stop_table, None, [table.status], api_visibility="private", concurrency_limit=None)
     gr.api(h.ask, api_name="ask", concurrency_id="answers", concurrency_limit=workers)
     gr.api(h.table, api_name="table", concurrency_id="answers", concurrency_limit=workers)
 

@@ -13,7 +13,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -36,10 +36,15 @@ from rag import (
     QuestionKind,
     QueuedEvent,
     RagError,
+    RowEvent,
     StanceEvent,
     StatusEvent,
     StepEvent,
     Stop,
+    Table,
+    TableEvent,
+    TableRow,
+    TableStatusEvent,
     TokenEvent,
     Turn,
 )
@@ -275,6 +280,8 @@ class Handlers:
         self._answers: dict[str | None, Stop] = {}
         self._checks: dict[str | None, Stop] = {}
         self._checks_lock = threading.Lock()
+        # tables running, and those asked to stop, by browser session (under the same lock)
+        self._tables: dict[str | None, bool] = {}
 
     def respond(
         self,
@@ -524,32 +531,78 @@ class Handlers:
         return (status, *self.refresh_papers(query))
 
     def make_table(
-        self, attributes: str, query: str, venue: str, year: str, k: float, progress: gr.Progress = gr.Progress()
-    ) -> tuple[str, str, Any, Any]:
-        def report(done: int, total: int) -> None:
-            progress((done, max(total, 1)), desc="Reading abstracts", unit="papers")
+        self, attributes: str, query: str, venue: str, year: str, k: float, request: gr.Request | None = None
+    ) -> Iterator[tuple[Any, Any, Any, Any]]:
+        """The Table tab, streamed: each update is the status line (what is being done, for how long), the table
+        so far (rows as they are filled), and the two download buttons (shown with the finished table). Stop
+        (:meth:`stop_table`) ends it after the paper being judged or the row being filled; its rows stay."""
+        hidden = gr.update(visible=False, value=None)
+        session = getattr(request, "session_hash", None)
+        t0 = time.monotonic()
+        rows: list[TableRow] = []
 
+        def so_far() -> str:
+            if not rows:
+                return format_table_html(None)
+            return format_table_html(Table(attributes=[c.attribute for c in rows[0].cells], rows=list(rows)))
+
+        with self._checks_lock:
+            self._tables[session] = False
         try:
-            result = self.assistant.table(
+            events = self.assistant.table_stream(
                 attributes or "",
                 query=(query or "").strip() or None,
                 where=parse_filters(venue, year) or None,
                 k=int(k) if k else None,
-                progress=report,
             )
-        except RagError as e:
-            hidden = gr.update(visible=False, value=None)
-            return f'<p class="rag-error">{esc(str(e))}</p>', format_table_html(None), hidden, hidden
-        csv_path, md_path = write_table_files(result)
-        status = (
-            f"<p>Read {format_count(result.checked, 'paper')} of the {result.collection_size} in the collection.</p>"
-        )
-        return (
-            status,
-            format_table_html(result),
-            gr.update(value=str(csv_path), visible=True),
-            gr.update(value=str(md_path), visible=True),
-        )
+            for event in events:
+                took = time.monotonic() - t0
+                match event:
+                    case QueuedEvent(position=position, waited=waited):
+                        yield format_waiting_html(position, waited), gr.skip(), hidden, hidden
+                    case TableStatusEvent(stage=stage, text=text):
+                        # "Filling row 3" says it already; while judging, the rows so far are worth saying
+                        shown = (
+                            f"{text} {format_count(len(rows), 'row')} so far" if rows and stage == "judging" else text
+                        )
+                        yield format_check_status_html(shown, took), gr.skip(), hidden, hidden
+                    case RowEvent(row=row):
+                        rows.append(row)
+                        yield gr.skip(), so_far(), hidden, hidden
+                    case TableEvent(table=result):
+                        csv_path, md_path = write_table_files(result)
+                        done = (
+                            f"{format_count(len(result.rows), 'row')}: read {format_count(result.checked, 'paper')} "
+                            f"of the {result.collection_size} in the collection, in {took:.0f} s."
+                        )
+                        yield (
+                            format_check_status_html(done),
+                            format_table_html(result),
+                            gr.update(value=str(csv_path), visible=True),
+                            gr.update(value=str(md_path), visible=True),
+                        )
+                    case ErrorEvent(error=error):
+                        yield format_check_status_html(str(error), error=True), gr.skip(), hidden, hidden
+                if self._tables.get(session):
+                    if isinstance(events, Generator):
+                        events.close()  # the stream lets go of the LLM's slot
+                    stopped = f"Stopped after {format_count(len(rows), 'row')}."
+                    yield format_check_status_html(stopped), so_far(), hidden, hidden
+                    return
+        except RagError as e:  # refused before any work (bad attributes, empty index, too long a query)
+            yield format_check_status_html(str(e), error=True), so_far(), hidden, hidden
+        finally:
+            with self._checks_lock:
+                self._tables.pop(session, None)
+
+    def stop_table(self, request: gr.Request | None = None) -> Any:
+        """Stop: the running table of this browser ends after the paper being judged or the row being filled."""
+        session = getattr(request, "session_hash", None)
+        with self._checks_lock:
+            if session not in self._tables:
+                return gr.skip()
+            self._tables[session] = True
+        return format_check_status_html("Stopping after the paper being read…")
 
     def check_claim(self, claim: str, k: float = 0, request: gr.Request | None = None) -> Iterator[tuple[str, str]]:
         """The Check tab: ``claim`` checked against the ``k`` most relevant abstracts, streamed. Each update is

@@ -246,6 +246,7 @@ class TablePanel:
     year: gr.Dropdown
     k: gr.Slider
     button: gr.Button
+    stop: gr.Button
     status: gr.HTML
     csv: gr.DownloadButton
     md: gr.DownloadButton
@@ -493,7 +494,7 @@ def _table_panel(settings: Settings, venues: list[str], years: list[str]) -> Tab
         )
         table_query = gr.Textbox(
             label="Query (optional)",
-            placeholder="Rows: the papers most relevant to it; empty: every paper",
+            placeholder="Rows: the papers that match it; empty: every paper",
             scale=3,
             elem_id="rag-table-query",
             # as the question box: a query over the limit is refused with the limit named, not cut by the browser
@@ -504,6 +505,7 @@ def _table_panel(settings: Settings, venues: list[str], years: list[str]) -> Tab
         table_year = gr.Dropdown(years, value="", label="Year filter", allow_custom_value=True)
         table_k = gr.Slider(1, 200, value=min(200, settings.answer.table_max_papers), step=1, label="Papers at most")
         table_btn = gr.Button("Make the table", variant="primary", elem_id="rag-table-make")
+        table_stop = gr.Button("Stop", variant="stop", elem_id="rag-table-stop", min_width=80)
     with gr.Row(equal_height=True):
         table_status = gr.HTML(elem_id="rag-table-status")
         table_csv = gr.DownloadButton("Download CSV", visible=False, size="sm", elem_id="rag-table-csv")
@@ -516,6 +518,7 @@ def _table_panel(settings: Settings, venues: list[str], years: list[str]) -> Tab
         year=table_year,
         k=table_k,
         button=table_btn,
+        stop=table_stop,
         status=table_status,
         csv=table_csv,
         md=table_md,

@@ -10,6 +10,12 @@ this paper?") and not checked, so any attribute still works.
 
 The question and the check are defined together so the prompt and the code cannot disagree on what a
 dataset or a result is.
+
+A value is also checked against its paper (:func:`fits_paper`): the name of the paper's own contribution
+(a name its title gives, or one its abstract introduces: "we propose MaskGen", "what we coin the Symmetry
+Lottery") is not the paper's dataset unless the abstract introduces it as data ("We introduce WildBox, a
+dataset and benchmark ..."), is never its task (a task is the problem, not the paper's answer to it), and a
+name introduced as data is not its method.
 """
 
 from __future__ import annotations
@@ -17,9 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from rag.answering.facts import numbers
-from rag.corpus.tokens import VALUE_NAME
+from rag.corpus import normalise_text
+from rag.corpus.tokens import VALUE_NAME, title_names
 
 _DATA_NOUN = re.compile(
     r"\b(?:data|datasets?|data ?sets?|benchmarks?|corpus|corpora|collections?|suites?|images|videos|texts|"
@@ -34,6 +42,51 @@ _MEASURE_NOUN = re.compile(
     r"calibration|coverage|agreement|variance|bias|gap)\b",
     re.I,
 )
+
+
+_INTRODUCE = (
+    r"\b(?:introduc|present|releas|propos|contribut|construct|curat|build|built|creat|develop|design|coin|"
+    r"term|call|dub|name)\w*"
+)
+
+
+def _introduced(name: str, abstract: str) -> list[str]:
+    """The sentences of ``abstract`` that introduce ``name``: a verb of introducing ("we present", "we coin")
+    followed, within two lower-case words or articles, by the name."""
+    if not name.strip():
+        return []
+    pattern = re.compile(rf"{_INTRODUCE}\W+(?:[a-z]+\W+){{0,2}}?[*_\"“']?{re.escape(name.strip())}(?![\w-])", re.I)
+    text = normalise_text(abstract)
+    return [s for s in re.split(r"(?<=[.!?])\s+", text) if pattern.search(s)]
+
+
+def _own_name(value: str, title: str, abstract: str) -> bool:
+    """``value`` is what the paper calls its own contribution: a name of its title, or introduced in its abstract."""
+    v = " ".join(value.split()).strip(" *_").lower()
+    head = title.split(":", 1)[0] if ":" in title else ""  # "WildBox: A Dataset ..." is called WildBox
+    names = [*title_names(title)[1:-1], head]  # its short names, not the whole title (a task may be the title)
+    if any(v == " ".join(n.split()).strip().lower() for n in names if n.strip()):
+        return True
+    return bool(VALUE_NAME.search(value) or value[:1].isupper()) and bool(_introduced(value, abstract))
+
+
+def _introduced_as_data(value: str, abstract: str) -> bool:
+    """The abstract introduces ``value`` as data: "We introduce WildBox, a dataset and benchmark ..."."""
+    return any(_DATA_NOUN.search(s) for s in _introduced(value, abstract))
+
+
+def fits_paper(attribute: str, value: str, title: str, abstract: str) -> bool:
+    """Whether ``value`` is of the attribute's kind for this paper (see the module docstring): the paper's own
+    named contribution is its dataset only when introduced as data, never its task; data it introduces is not
+    its method."""
+    kind = kind_of(attribute)
+    if kind is None or kind.own_work == "any":
+        return True
+    if kind.own_work == "not data":
+        return not _introduced_as_data(value, abstract)
+    if not _own_name(value, title, abstract):
+        return True
+    return kind.own_work == "if data" and _introduced_as_data(value, abstract)
 
 
 def has_number(value: str) -> bool:
@@ -60,6 +113,9 @@ class AttributeKind:
     words: str
     question: str  # "{attribute}" is replaced by the attribute's name
     check: Callable[[str], bool] | None = None
+    #: the paper's own named contribution as a value: "any" (allowed), "if data" (only when the abstract
+    #: introduces it as data), "never"; "not data": no name the abstract introduces as data
+    own_work: Literal["any", "if data", "never", "not data"] = "any"
 
     def matches(self, attribute: str) -> bool:
         return re.search(rf"\b(?:{self.words})\b", attribute.lower()) is not None
@@ -86,12 +142,14 @@ KINDS: tuple[AttributeKind, ...] = (
         words=r"datasets?|data ?sets?|benchmarks?|corpus|corpora",
         question="What data are the paper's experiments run on (a named dataset or benchmark, or a description)?",
         check=is_data,
+        own_work="if data",
     ),
-    AttributeKind(words=r"tasks?|problems?", question="What task or problem does the paper address?"),
+    AttributeKind(words=r"tasks?|problems?", question="What task or problem does the paper address?", own_work="never"),
     AttributeKind(
         words=r"methods?|approach|technique|algorithm",
         question="What method or approach does the paper propose or use? "
         "Describe it in a few words, not just its name.",
+        own_work="not data",
     ),
     AttributeKind(
         words=r"domains?|field|application",

@@ -243,6 +243,16 @@ def list_predicate(question: str) -> str:
     return f"Does this paper {rest}?"
 
 
+def topic_predicate(query: str) -> str:
+    """What a paper must be to belong to a table's query, as the list judge asks it: the predicate of a list
+    question ("papers that use RL" -> "Does this paper use RL?"), else the query taken as a topic
+    ("benchmarks for AI agents" -> "Is this paper about benchmarks for AI agents?")."""
+    body = _LIST_TAIL.sub("", _body(query))
+    if body and _LIST_LEAD.match(body):
+        return list_predicate(query)
+    return f"Is this paper about {body or query.strip()}?"
+
+
 # "How do the papers on X differ ...", "Compare the works that use X", "What do the studies about X find?":
 # the papers a comparison means when it names none. The topic ends where the comparison's own verb starts.
 _COMPARE_TOPIC = re.compile(

@@ -51,7 +51,7 @@ from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, v
 from rag.corpus import count_tokens
 from rag.corpus.tokens import exact_terms, title_names
 from rag.events import AnswerEvent, Event, ItemEvent, ProgressEvent, StepEvent, TokenEvent
-from rag.types import AnswerSentence, Citation, ListItem, Query, QuestionKind, SearchHit, Verdict
+from rag.types import AnswerSentence, Citation, ListItem, Query, QuestionKind, RetrievalMode, SearchHit, Verdict
 
 
 def _timings(prep: Prepared, t0: float, **extra: float) -> dict[str, float]:
@@ -133,7 +133,7 @@ def _deciding_sentence(pipeline: AnswerPipeline, prep: Prepared) -> tuple[int, t
 
 # ---------------------------------------------------------------------------------------------- lists
 @dataclass(kw_only=True)
-class _Candidate:
+class Candidate:
     hit: SearchHit
     spans: list[tuple[int, int]]  # the sentences the judge reads, in abstract order
     best: tuple[int, int]  # the most relevant of them: the quote that qualifies the paper
@@ -150,40 +150,21 @@ class ListAnswer(AnswerPath):
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()
         prep, pipeline = prepared, self.pipeline
-        total = pipeline.count_papers(query.where)
         s = pipeline.settings.answer
-        full = total <= s.list_full_scan
-        k = total if full else min(total, s.list_candidates)
-        hits = pipeline.retrieve(prep.standalone, max(1, k), query.where, query.retrieval_mode) if total else []
-        # A name the question gives (a dataset, a method: "KITTI", "GPT-4") is an exact criterion: every paper
-        # that uses it is judged first, however retrieval ranked it (the question's other words outweighed
-        # "KITTI" for 9 of 19 papers that use it, at 1,000 abstracts)
-        names = sorted(t for t in exact_terms(prep.standalone) if not t.isdigit()) if not full else []
-        naming = pipeline.containing(prep.standalone, names, k, query.where) if names and total else []
-        named_ids = {h.paper_id for h in naming}
-        hits = naming + [h for h in hits if h.paper_id not in named_ids]
-        t1 = time.perf_counter()
+        found = find_candidates(pipeline, prep.standalone, query.where, query.retrieval_mode)
+        total, full, cands = found.total, found.full, found.candidates
+        t1 = t0 + found.retrieval
         predicate = list_predicate(prep.standalone)
-        yield StepEvent("reading", total=len(hits))
-        cands = _list_candidates(pipeline, prep.standalone, hits)
-        if cands:  # papers far below the best one's sentence score are not worth a judgement (see the settings)
-            floor = s.list_relative_floor * cands[0].prescore
-            cands = [c for c in cands if c.hit.paper_id in named_ids or c.prescore >= floor]
-            cands.sort(key=lambda c: c.hit.paper_id not in named_ids)  # stable: by sentence score within each
+        yield StepEvent("reading", total=len(cands))
         yield ProgressEvent(checked=0, total=len(cands))
-        judged: list[tuple[float, _Candidate]] = []
+        judged: list[tuple[float, Candidate]] = []
         misses = 0
         prompt_tokens = 0
         for i, cand in enumerate(cands, 1):
             if query.mode == "llm":
                 yield StepEvent("judging", done=i - 1, total=len(cands))
-                p, used = _judge(pipeline, predicate, cand.text)
+                p, used = judge_candidate(pipeline, predicate, prep.standalone, cand)
                 prompt_tokens += used
-                if s.list_recheck_from <= p < s.list_min_yes:  # unsure on its best sentences: read more of it
-                    more = _list_candidates(pipeline, prep.standalone, [cand.hit], budget=s.list_recheck_tokens)
-                    if more and more[0].text != cand.text:
-                        p, used = _judge(pipeline, predicate, more[0].text)
-                        prompt_tokens += used
             else:  # no model: the calibrated sentence score alone decides
                 p = min(1.0, max(0.0, (cand.prescore - s.list_extractive_floor) / 0.5))
             judged.append((p, cand))
@@ -194,7 +175,7 @@ class ListAnswer(AnswerPath):
             else:
                 misses += 1
             yield ProgressEvent(checked=i, total=len(cands))
-            if not full and i >= s.list_min_judged and misses >= s.list_patience:
+            if found.patience_over(i, misses):
                 break
         confirmed = sorted((j for j in judged if j[0] >= s.list_min_yes), key=lambda j: -j[0])
         items = [_item(n, cand, p) for n, (p, cand) in enumerate(confirmed, 1)]
@@ -240,6 +221,74 @@ class ListAnswer(AnswerPath):
         yield AnswerEvent(answer=answer)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Candidates:
+    """The papers a list question (or a table's query) judges, in the order it judges them."""
+
+    candidates: list[Candidate]
+    total: int  # papers in the (filtered) collection
+    full: bool  # every one of them is a candidate: a small collection is scanned to the end
+    retrieval: float  # seconds spent finding them
+    min_judged: int
+    patience: int
+
+    def patience_over(self, judged: int, misses: int) -> bool:
+        """On a large collection the scan stops after a run of ``patience`` rejections (once ``min_judged``
+        papers are judged): the candidates come best first, so the rest are unlikely to qualify."""
+        return not self.full and judged >= self.min_judged and misses >= self.patience
+
+
+def find_candidates(
+    pipeline: AnswerPipeline,
+    question: str,
+    where: dict[str, Any] | None,
+    retrieval_mode: RetrievalMode | None = None,
+) -> Candidates:
+    """The candidates of a list question: every paper of a small (filtered) collection, else the most relevant
+    by hybrid retrieval, papers that use a name the question gives first; papers far below the best one's
+    sentence score are left out (``list_relative_floor``)."""
+    t0 = time.perf_counter()
+    total = pipeline.count_papers(where)
+    s = pipeline.settings.answer
+    full = total <= s.list_full_scan
+    k = total if full else min(total, s.list_candidates)
+    hits = pipeline.retrieve(question, max(1, k), where, retrieval_mode) if total else []
+    # A name the question gives (a dataset, a method: "KITTI", "GPT-4") is an exact criterion: every paper
+    # that uses it is judged first, however retrieval ranked it (the question's other words outweighed
+    # "KITTI" for 9 of 19 papers that use it, at 1,000 abstracts)
+    names = sorted(t for t in exact_terms(question) if not t.isdigit()) if not full else []
+    naming = pipeline.containing(question, names, k, where) if names and total else []
+    named_ids = {h.paper_id for h in naming}
+    hits = naming + [h for h in hits if h.paper_id not in named_ids]
+    retrieval = time.perf_counter() - t0
+    cands = _list_candidates(pipeline, question, hits)
+    if cands:  # papers far below the best one's sentence score are not worth a judgement (see the settings)
+        floor = s.list_relative_floor * cands[0].prescore
+        cands = [c for c in cands if c.hit.paper_id in named_ids or c.prescore >= floor]
+        cands.sort(key=lambda c: c.hit.paper_id not in named_ids)  # stable: by sentence score within each
+    return Candidates(
+        candidates=cands,
+        total=total,
+        full=full,
+        retrieval=retrieval,
+        min_judged=s.list_min_judged,
+        patience=s.list_patience,
+    )
+
+
+def judge_candidate(pipeline: AnswerPipeline, predicate: str, question: str, cand: Candidate) -> tuple[float, int]:
+    """P(yes) that the candidate satisfies ``predicate`` (judged on its best sentences for ``question``, and
+    again on more of them when unsure); prompt tokens used."""
+    s = pipeline.settings.answer
+    p, used = _judge(pipeline, predicate, cand.text)
+    if s.list_recheck_from <= p < s.list_min_yes:  # unsure on its best sentences: read more of it
+        more = _list_candidates(pipeline, question, [cand.hit], budget=s.list_recheck_tokens)
+        if more and more[0].text != cand.text:
+            p, more_used = _judge(pipeline, predicate, more[0].text)
+            used += more_used
+    return p, used
+
+
 def _judge(pipeline: AnswerPipeline, predicate: str, paper: str) -> tuple[float, int]:
     """P(yes) that ``paper`` (its title and best sentences) satisfies ``predicate``; prompt tokens used."""
     message = pipeline.judge_template.format(question=predicate, paper=paper)
@@ -248,7 +297,7 @@ def _judge(pipeline: AnswerPipeline, predicate: str, paper: str) -> tuple[float,
     return probs["yes"], int(usage.get("input_tokens") or 0)
 
 
-def _item(n: int, cand: _Candidate, p: float) -> ListItem:
+def _item(n: int, cand: Candidate, p: float) -> ListItem:
     span = cand.best
     return ListItem(
         n=n,
@@ -262,7 +311,7 @@ def _item(n: int, cand: _Candidate, p: float) -> ListItem:
 
 def _list_candidates(
     pipeline: AnswerPipeline, question: str, hits: Sequence[SearchHit], budget: int | None = None
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """Each paper with its best sentences for the question (what the judge reads), best papers first."""
     cands, _spans = candidates_of(hits)
     if not cands:
@@ -288,9 +337,7 @@ def _list_candidates(
         hit = hits[i]
         text = f"{readable(hit.title)}. " + " ".join(t for _s, _sp, t in chosen)
         out.append(
-            _Candidate(
-                hit=hit, spans=[sp for _s, sp, _t in chosen], best=ranked[0][1], text=text, prescore=ranked[0][0]
-            )
+            Candidate(hit=hit, spans=[sp for _s, sp, _t in chosen], best=ranked[0][1], text=text, prescore=ranked[0][0])
         )
     return sorted(out, key=lambda c: -c.prescore)
 

@@ -9,25 +9,34 @@ computed prefix and only the question and answer are new. Each value is then loo
 abstract's sentences: the sentence holding most of its words (and every number and name it has, checked
 as answers are: :func:`rag.answering.facts.fact_problems`) becomes the cell's quote and span. A value no
 sentence holds is dropped and the cell shows "not stated": a cell is never guessed. Nor is a value the
-token limit cut off.
+token limit cut off, nor one of the wrong kind for its paper (:func:`rag.answering.attributes.fits_paper`).
+
+With a query, the rows are the papers that match it, found as a list question's are
+(:func:`rag.answering.paths.find_candidates`) and each confirmed by the same list judge
+(:func:`rag.answering.paths.judge_candidate`) before its row is filled: retrieval alone made every paper of a
+small collection a row. Rows stream out as they are filled; the finished table puts the rows that state
+nothing last.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 from langchain_core.messages import HumanMessage
 
-from rag.answering.attributes import question_for, value_fits
+from rag.answering.attributes import fits_paper, question_for, value_fits
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
+from rag.answering.kinds import topic_predicate
+from rag.answering.paths import Candidates, judge_candidate
 from rag.answering.pipeline import AnswerPipeline
 from rag.answering.reasoning import split_reasoning
 from rag.corpus import normalise_text
 from rag.corpus.tokens import key_terms
+from rag.events import RowEvent, TableEvent, TableStatusEvent, TableStreamEvent
 from rag.types import AnswerMode, SearchHit, Table, TableCell, TableRow
 
 _NOT_STATED = re.compile(
@@ -94,42 +103,81 @@ def _locate(value: str, abstract: str, spans: Sequence[tuple[int, int]], source:
     return best[1] if best else None
 
 
+def stated_first(rows: Sequence[TableRow]) -> list[TableRow]:
+    """``rows`` with those that state no value moved last (each group in its order), numbered again from 1."""
+    ordered = sorted(rows, key=lambda r: not any(c.stated for c in r.cells))
+    return [r.model_copy(update={"n": n}) for n, r in enumerate(ordered, 1)]
+
+
 class TablePath:
     """A paper x attribute table, beside the answer paths (rag.answering.paths): one question per paper and
-    attribute, answered with a :class:`~rag.types.Table` rather than a stream of events."""
+    attribute; its own events (rag.events ``TableStreamEvent``) end in a :class:`~rag.types.Table`."""
 
     kind: ClassVar[str] = "table"
 
     def __init__(self, pipeline: AnswerPipeline) -> None:
         self.pipeline = pipeline
 
-    def build(
+    def events(
         self,
-        hits: Sequence[SearchHit],
         attributes: list[str],
         *,
         query: str | None,
+        candidates: Candidates | None = None,
+        hits: Sequence[SearchHit] = (),
+        limit: int,
         collection_size: int,
         mode: AnswerMode,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> Table:
-        """Rows for ``hits`` in order; ``progress(done, total)`` after each paper."""
+    ) -> Iterator[TableStreamEvent]:
+        """The table as events: with a query, each of ``candidates`` judged by the list judge against it (its
+        predicate, :func:`rag.answering.kinds.topic_predicate`) and a row filled for each paper that qualifies,
+        until ``limit`` rows; without one, a row for each of ``hits``. A status before each judgement and each
+        row, a :class:`RowEvent` as each row is filled, then the :class:`TableEvent`, its rows with nothing
+        stated last."""
         t0 = time.perf_counter()
-        rows = []
+        rows: list[TableRow] = []
         dropped = 0
-        for n, hit in enumerate(hits, 1):
-            row, lost = self.row(n, hit, attributes, mode)
-            rows.append(row)
-            dropped += lost
-            if progress:
-                progress(n, len(hits))
-        return Table(
-            attributes=attributes,
-            rows=rows,
-            query=query,
-            checked=len(hits),
-            collection_size=collection_size,
-            timings={"total": time.perf_counter() - t0, "values_dropped": float(dropped)},
+        judged = 0
+        if query is not None and candidates is not None:
+            cands = candidates.candidates
+            predicate = topic_predicate(query)
+            misses = 0
+            min_yes = self.pipeline.settings.answer.list_min_yes
+            for i, cand in enumerate(cands, 1):
+                yield TableStatusEvent("judging", f"Judging paper {i} of {len(cands)}…", i - 1, len(cands), len(rows))
+                p, _used = judge_candidate(self.pipeline, predicate, query, cand)
+                judged = i
+                if p < min_yes:
+                    misses += 1
+                    if candidates.patience_over(i, misses):
+                        break
+                    continue
+                misses = 0
+                text = f"Filling row {len(rows) + 1} (paper {i} of {len(cands)} matches)…"
+                yield TableStatusEvent("filling", text, i, len(cands), len(rows) + 1)
+                row, lost = self.row(len(rows) + 1, cand.hit, attributes, mode)
+                rows.append(row)
+                dropped += lost
+                yield RowEvent(row)
+                if len(rows) >= limit:
+                    break
+        else:
+            for i, hit in enumerate(hits, 1):
+                yield TableStatusEvent("filling", f"Filling row {i} of {len(hits)}…", i - 1, len(hits), i)
+                row, lost = self.row(i, hit, attributes, mode)
+                rows.append(row)
+                dropped += lost
+                judged = i
+                yield RowEvent(row)
+        yield TableEvent(
+            Table(
+                attributes=attributes,
+                rows=stated_first(rows),
+                query=query,
+                checked=judged,
+                collection_size=collection_size,
+                timings={"total": time.perf_counter() - t0, "values_dropped": float(dropped)},
+            )
         )
 
     def row(self, n: int, hit: SearchHit, attributes: list[str], mode: AnswerMode) -> tuple[TableRow, int]:
@@ -163,7 +211,8 @@ class TablePath:
             if value is None or _NOT_STATED.match(value):
                 cells.append(TableCell(attribute=attribute))
                 continue
-            span = _locate(value, hit.abstract, spans, source) if value_fits(attribute, value) else None
+            fits = value_fits(attribute, value) and fits_paper(attribute, value, hit.title, hit.abstract)
+            span = _locate(value, hit.abstract, spans, source) if fits else None
             if span is None:
                 dropped += 1
                 cells.append(TableCell(attribute=attribute))

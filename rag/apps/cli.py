@@ -33,9 +33,14 @@ from rag import (
     QueuedEvent,
     RagError,
     Relevance,
+    RowEvent,
     StanceEvent,
     StatusEvent,
     StepEvent,
+    Table,
+    TableEvent,
+    TableStatusEvent,
+    TableStreamEvent,
     TokenEvent,
     format_bibtex,
     format_csv,
@@ -576,12 +581,37 @@ def _follow_check(events: Iterable[CheckStreamEvent], *, show: bool, live: _Live
     raise AssertionError("a check stream ends with a CheckEvent or an ErrorEvent")  # pragma: no cover
 
 
+def _follow_table(events: Iterable[TableStreamEvent], live: _Live | None) -> Table:
+    """Consume a table's stream, its progress on ``live`` (a terminal's status line, on stderr); the finished
+    table, or raise its error."""
+    status = live.set_status if live is not None else (lambda _text: None)
+    rows = 0
+    try:
+        for event in events:
+            match event:
+                case QueuedEvent(position=position, waited=waited):
+                    status(f"Waiting for the model: number {position} in line, {waited:.0f} s…")
+                case TableStatusEvent(text=text):
+                    status(f"{text} ({rows} {'row' if rows == 1 else 'rows'} so far)" if rows else text)
+                case RowEvent():
+                    rows += 1
+                case TableEvent(table=table):
+                    return table
+                case ErrorEvent(error=error):
+                    raise error
+    finally:
+        status("")
+    raise AssertionError("a table stream ends with a TableEvent or an ErrorEvent")  # pragma: no cover
+
+
 @cli.command()
 @click.argument("attributes")
-@click.option("--query", "-q", default=None, help="Rows: the papers most relevant to Q (default: every paper).")
+@click.option(
+    "--query", "-q", default=None, help="Rows: the papers that match Q, confirmed by the judge (default: every paper)."
+)
 @click.option("--where", multiple=True, metavar="KEY=VALUE", help="Metadata filter, repeatable (venue=NeurIPS).")
 @click.option(
-    "-k", type=click.IntRange(1), default=None, help="Rows at most (default RAG_ANSWER__TABLE_MAX_PAPERS, 50)."
+    "-k", type=click.IntRange(1), default=None, help="Rows at most (default RAG_ANSWER__TABLE_MAX_PAPERS, 10)."
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["md", "csv", "json"]), default="md", show_default=True, help="Output format."
@@ -604,11 +634,8 @@ def table(
     value with the sentence of the abstract that states it; a value no sentence states stays empty (not stated)."""
     assistant = _assistant(ctx)
     filters = parse_where(list(where))
-    update, close = _progress_bar("reading abstracts", "paper")
-    try:
-        result = assistant.table(attributes, query=query, where=filters or None, k=k, progress=update)
-    finally:
-        close()
+    events = assistant.table_stream(attributes, query=query, where=filters or None, k=k)
+    result = _follow_table(events, _Live(sys.stderr) if sys.stderr.isatty() else None)
     if fmt == "json":
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n"
     else:

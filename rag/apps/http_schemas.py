@@ -67,7 +67,9 @@ class TableRequest(BaseModel):
         | Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=50)]
     ) = Field(description='The columns: "task, dataset, metric, best result", or a list of names.')
     query: str | None = Field(
-        default=None, description="Rows: the k papers most relevant to it (default: every paper, up to k)."
+        default=None,
+        description="Rows: the papers that match it (retrieved, each confirmed by the list judge), at most k "
+        "(default: every paper, up to k).",
     )
     filters: dict[str, MetaValue] | None = Field(
         default=None, description='Metadata filter, e.g. {"venue": "NeurIPS"} (also accepted as `where`).'
@@ -78,12 +80,23 @@ class TableRequest(BaseModel):
     format: Literal["json", "csv", "md"] = Field(
         default="json", description="json: the table below; csv or md: text/csv or text/markdown with the references."
     )
+    stream: bool = Field(
+        default=False,
+        description="Server-sent events: `status` (at once, then before each paper judged and row filled), one "
+        "`row` per row as it is filled, then `table` (the JSON response) or `error`; then `[DONE]`. JSON only.",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _where_means_filters(cls, data: Any) -> Any:
         """``where`` (the CLI's word, ``rag table --where``) is accepted for ``filters``."""
         return where_as_filters(data)
+
+    @model_validator(mode="after")
+    def _stream_is_json(self) -> TableRequest:
+        if self.stream and self.format != "json":
+            raise ValueError("stream: true sends the table as JSON events; leave format at json (or do not stream).")
+        return self
 
 
 class TableCellOut(BaseModel):

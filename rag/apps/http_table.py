@@ -1,13 +1,34 @@
-"""``POST /v1/table``: a paper x attribute table as JSON, CSV or Markdown (as ``rag table``)."""
+"""``POST /v1/table``: a paper x attribute table as JSON, CSV or Markdown (as ``rag table``), whole or streamed.
+
+With ``stream: true`` the answer is server-sent events, each ``data: {"type": ...}``: ``status`` at once
+("Finding papers…") and then before each paper judged and each row filled (``stage``, ``text``, ``done`` of
+``total``, ``rows``), one ``row`` per row as it is filled, then ``table`` (the JSON response) or ``error``
+(OpenAI-shaped, in-band: the headers are sent), then ``data: [DONE]``. A wait for the LLM is sent as SSE
+comments, as on ``/v1/check``.
+"""
 
 from __future__ import annotations
 
+import itertools
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import PlainTextResponse
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import PlainTextResponse, StreamingResponse
 
-from rag import RagError, Table, readable_table
+from rag import (
+    ErrorEvent,
+    QueuedEvent,
+    RagError,
+    RowEvent,
+    Table,
+    TableEvent,
+    TableStatusEvent,
+    TableStreamEvent,
+    readable_table,
+)
 from rag.apps.http_context import ApiContext
 from rag.apps.http_errors import BUSY, ERRORS, ErrorResponse, error_for
 from rag.apps.http_schemas import TableRequest, TableResponse
@@ -23,8 +44,10 @@ def table_router(ctx: ApiContext) -> APIRouter:
             "content": {
                 "text/csv": {"schema": {"type": "string"}},
                 "text/markdown": {"schema": {"type": "string"}},
+                "text/event-stream": {},
             },
-            "description": "The table as JSON, or with `format` csv / md as text/csv or text/markdown.",
+            "description": "The table as JSON, or with `format` csv / md as text/csv or text/markdown, or with "
+            "`stream: true` server-sent events (`status`, one `row` per row, then `table` or `error`; then `[DONE]`).",
         },
         409: {"model": ErrorResponse, "description": "The index (or the filtered part of it) holds no papers."},
     }
@@ -38,14 +61,35 @@ def table_router(ctx: ApiContext) -> APIRouter:
     )
     def table(body: TableRequest) -> Any:
         """A paper x attribute table: one row per paper, one cell per attribute, each value with the sentence of
-        the abstract that states it; a value no sentence states is null ("not stated"), never guessed.
-        As ``rag table``: ``format`` csv or md returns the CSV or the Markdown table with its references."""
+        the abstract that states it; a value no sentence states is null ("not stated"), never guessed. With a
+        ``query`` the rows are the papers that match it (retrieved, each confirmed by the list judge), at most
+        ``k``; rows that state nothing come last. As ``rag table``: ``format`` csv or md returns the CSV or the
+        Markdown table with its references.
+
+        With ``stream: true``: SSE events ``{"type": "status", "stage", "text", "done", "total", "rows"}``,
+        ``{"type": "row", "row"}`` per row as it is filled, then ``{"type": "table", "table"}`` (the JSON
+        response) or ``{"type": "error", "error"}``; then ``[DONE]``."""
         filters = ctx.filter_keys.check(body.filters)
         try:
-            result = ctx.assistant.table(body.attributes, query=body.query or None, where=filters, k=body.k)
+            events = ctx.assistant.table_stream(body.attributes, query=body.query or None, where=filters, k=body.k)
+            # the attributes and the query are checked here (before the first event), so bad input is still a 4xx
+            first = next(events)
         except RagError as e:
             raise error_for(e, param="query") from e
-        return _table_response(result, body.format)
+        if isinstance(first, ErrorEvent):
+            raise error_for(first.error, param="query") from first.error
+        if not body.stream:
+            for event in itertools.chain([first], events):
+                if isinstance(event, ErrorEvent):
+                    raise error_for(event.error, param="query") from event.error
+                if isinstance(event, TableEvent):
+                    return _table_response(event.table, body.format)
+            raise AssertionError("a table stream ends with a TableEvent or an ErrorEvent")  # pragma: no cover
+        return StreamingResponse(
+            _events(itertools.chain([first], events)),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache"},
+        )
 
     return router
 
@@ -60,3 +104,25 @@ def _table_response(table: Table, fmt: str) -> Any:
         media_type=f"{media}; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="table.{fmt}"'},
     )
+
+
+def _sse(data: dict[str, Any] | str) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)
+    return f"data: {payload}\n\n".encode()
+
+
+def _events(events: Iterator[TableStreamEvent]) -> Iterator[bytes]:
+    for event in events:
+        match event:
+            case QueuedEvent(position=position, waited=waited):  # an SSE comment: clients ignore it, proxies see life
+                yield f": waiting for the LLM, position {position}, {waited:.0f} s\n\n".encode()
+            case TableStatusEvent(stage=stage, text=text, done=done, total=total, rows=rows):
+                yield _sse({"type": "status", "stage": stage, "text": text, "done": done, "total": total, "rows": rows})
+            case RowEvent(row=row):
+                yield _sse({"type": "row", "row": row.model_dump()})
+            case TableEvent(table=table):
+                yield _sse({"type": "table", "table": table.to_json()})
+            case ErrorEvent(error=error):  # headers are sent: report in-band, as the check stream does
+                err = error_for(error, param="query")
+                yield _sse({"type": "error", "error": {"message": err.message, "type": err.type, "code": err.code}})
+    yield _sse("[DONE]")

@@ -59,6 +59,7 @@ BENCHMARKS = {
     "cli": "cli",
     "concurrency": "concurrency",
     "embed": "embed",
+    "embedders": "embedders",
     "evidence": "evidence",
     "filter": "filter",
     "freshness": "freshness",

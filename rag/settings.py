@@ -47,8 +47,8 @@ class EmbeddingSettings(_Group):
     )
     model: str = Field(
         default="all-MiniLM-L6-v2-int8",
-        description="Local: all-MiniLM-L6-v2-int8 (default) or wordllama-l2-supercat-256 (~100x faster, weaker); "
-        "for 'openai', the endpoint's model.",
+        description="Local: all-MiniLM-L6-v2-int8 (default), wordllama-l2-supercat-256 (~100x faster, weaker) or "
+        "multilingual-e5-small-q4 (needs the [embed] extra); for 'openai', the endpoint's model.",
     )
     base_url: str | None = Field(default=None, description="Embeddings endpoint URL when provider is 'openai'.")
     api_key: SecretStr | None = Field(default=None, description="API key of the embeddings endpoint.")

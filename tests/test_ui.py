@@ -292,7 +292,9 @@ def test_over_long_question_is_refused_with_the_limit_named_never_cut(seed_assis
     assert "At most 60 characters; a longer question is refused" in component(app, "rag-question-note").value
     assert component(app, "rag-question").max_length is None
     question = WILDBOX_Q + " List every species <b>and</b> every count."
-    messages, history, answers, _, _, box, _, note = run_chat(app, question)[-1]
+    steps = run_chat(app, question)
+    assert len(steps) == 1  # refused at once: the chat never shows "Searching…" for it
+    messages, history, answers, _, _, box, _, note = steps[-1]
     assert messages == [] and history == [] and answers == {}
     assert box == question  # given back whole, to be shortened
     assert (
@@ -527,6 +529,7 @@ def test_table_stop_ends_the_stream_keeps_its_rows_and_frees_the_model(seed_assi
         if isinstance(html, str) and html.count("<tr><td>") == 2 and not asked:
             assert a.llm_queue.active == 1  # the table holds the model
             assert "Stopping" in handlers.stop_table(request)
+            assert a.llm_queue.active == 0  # freed at once: the next question in line need not wait for a row
             asked = True
     assert status == '<p class="rag-progress">Stopped after 2 rows.</p>' and html.count("<tr><td>") == 2
     assert a.llm_queue.active == 0 and len(cell_prompts(fake.prompts)) == 2  # no third row was read

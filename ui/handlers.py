@@ -13,7 +13,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -41,6 +41,7 @@ from rag import (
     StatusEvent,
     StepEvent,
     Stop,
+    StoppedError,
     Table,
     TableEvent,
     TableRow,
@@ -280,8 +281,8 @@ class Handlers:
         self._answers: dict[str | None, Stop] = {}
         self._checks: dict[str | None, Stop] = {}
         self._checks_lock = threading.Lock()
-        # tables running, and those asked to stop, by browser session (under the same lock)
-        self._tables: dict[str | None, bool] = {}
+        # tables running, by browser session (under the same lock)
+        self._tables: dict[str | None, Stop] = {}
 
     def respond(
         self,
@@ -307,17 +308,12 @@ class Handlers:
         limit = self.settings.answer.max_question_chars
         hint = format_limit_html(limit)
         question = (question or "").strip()
-        if not question:
-            yield (
-                messages,
-                history,
-                answers,
-                gr.skip(),
-                gr.skip(),
-                "",
-                gr.skip(),
-                format_limit_html(limit, "Type a question first: the box is empty."),
-            )
+        try:
+            self.assistant.check_question(question)
+        except QuestionError as e:  # refused before "Searching…"; an over-long question is given back whole
+            empty = e.code == "empty_question"
+            note = "Type a question first: the box is empty." if empty else f"{e} Shorten it and ask again."
+            yield messages, history, answers, gr.skip(), gr.skip(), question, gr.skip(), format_limit_html(limit, note)
             return
         filters = parse_filters(venue, year)
         answer_as = parse_kind(kind)
@@ -535,7 +531,7 @@ class Handlers:
     ) -> Iterator[tuple[Any, Any, Any, Any]]:
         """The Table tab, streamed: each update is the status line (what is being done, for how long), the table
         so far (rows as they are filled), and the two download buttons (shown with the finished table). Stop
-        (:meth:`stop_table`) ends it after the paper being judged or the row being filled; its rows stay."""
+        (:meth:`stop_table`) frees the LLM at once (the next question in line starts); the rows filled stay."""
         hidden = gr.update(visible=False, value=None)
         session = getattr(request, "session_hash", None)
         t0 = time.monotonic()
@@ -546,14 +542,16 @@ class Handlers:
                 return format_table_html(None)
             return format_table_html(Table(attributes=[c.attribute for c in rows[0].cells], rows=list(rows)))
 
+        stop = Stop()
         with self._checks_lock:
-            self._tables[session] = False
+            self._tables[session] = stop
         try:
             events = self.assistant.table_stream(
                 attributes or "",
                 query=(query or "").strip() or None,
                 where=parse_filters(venue, year) or None,
                 k=int(k) if k else None,
+                stop=stop,
             )
             for event in events:
                 took = time.monotonic() - t0
@@ -581,28 +579,24 @@ class Handlers:
                             gr.update(value=str(csv_path), visible=True),
                             gr.update(value=str(md_path), visible=True),
                         )
+                    case ErrorEvent(error=StoppedError()):
+                        stopped = f"Stopped after {format_count(len(rows), 'row')}."
+                        yield format_check_status_html(stopped), so_far(), hidden, hidden
                     case ErrorEvent(error=error):
                         yield format_check_status_html(str(error), error=True), gr.skip(), hidden, hidden
-                if self._tables.get(session):
-                    if isinstance(events, Generator):
-                        events.close()  # the stream lets go of the LLM's slot
-                    stopped = f"Stopped after {format_count(len(rows), 'row')}."
-                    yield format_check_status_html(stopped), so_far(), hidden, hidden
-                    return
         except RagError as e:  # refused before any work (bad attributes, empty index, too long a query)
             yield format_check_status_html(str(e), error=True), so_far(), hidden, hidden
         finally:
-            with self._checks_lock:
-                self._tables.pop(session, None)
+            self._forget(self._tables, session, stop)
 
     def stop_table(self, request: gr.Request | None = None) -> Any:
-        """Stop: the running table of this browser ends after the paper being judged or the row being filled."""
-        session = getattr(request, "session_hash", None)
+        """Stop: the running table of this browser ends now, its LLM slot freed for the next question in line."""
         with self._checks_lock:
-            if session not in self._tables:
-                return gr.skip()
-            self._tables[session] = True
-        return format_check_status_html("Stopping after the paper being read…")
+            stop = self._tables.get(getattr(request, "session_hash", None))
+        if stop is None:
+            return gr.skip()
+        stop.set()
+        return format_check_status_html("Stopping…")
 
     def check_claim(self, claim: str, k: float = 0, request: gr.Request | None = None) -> Iterator[tuple[str, str]]:
         """The Check tab: ``claim`` checked against the ``k`` most relevant abstracts, streamed. Each update is

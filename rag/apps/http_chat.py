@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.encoders import jsonable_encoder
-from fastapi.responses import StreamingResponse
-from starlette.concurrency import iterate_in_threadpool
 
 from rag import (
     Answer,
@@ -31,6 +27,7 @@ from rag import (
 from rag.apps.http_context import ApiContext
 from rag.apps.http_errors import BUSY, ERRORS, ApiError, error_for
 from rag.apps.http_schemas import MODEL_ID, ChatChoice, ChatChoiceMessage, ChatMessage, ChatRequest, ChatResponse, Usage
+from rag.apps.http_sse import sse, streaming, waiting
 
 
 def chat_router(ctx: ApiContext) -> APIRouter:
@@ -95,11 +92,7 @@ def chat_router(ctx: ApiContext) -> APIRouter:
         first = next(events)
         if isinstance(first, ErrorEvent):
             raise first.error
-        return StreamingResponse(
-            _until_disconnect(_chunks(cid, created, first, events), stop),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache"},
-        )
+        return streaming(_chunks(cid, created, first, events), stop)
 
     return router
 
@@ -123,11 +116,6 @@ def _usage(answer: Answer) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def _sse(data: dict[str, Any] | str) -> bytes:
-    payload = data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)
-    return f"data: {payload}\n\n".encode()
-
-
 def _rag_event(event: Event) -> dict[str, Any] | None:
     """The ``rag_event`` extra field of a stream chunk for ``event`` (None: the event has none)."""
     match event:
@@ -147,16 +135,6 @@ def _rag_event(event: Event) -> dict[str, Any] | None:
     return None
 
 
-async def _until_disconnect(chunks: Iterator[bytes], stop: Stop) -> AsyncIterator[bytes]:
-    """``chunks``, read in a worker thread; when the response ends for any reason (a client that went away
-    cancels it) ``stop`` is set, so the answer's LLM slot is freed at once rather than after its next step."""
-    try:
-        async for chunk in iterate_in_threadpool(chunks):
-            yield chunk
-    finally:
-        stop.set()
-
-
 def _list_summary(answer: Answer) -> str:
     """The closing line of a streamed list answer: how many papers match, of how many checked."""
     n, checked, total = len(answer.items), answer.checked or 0, answer.collection_size or 0
@@ -166,7 +144,7 @@ def _list_summary(answer: Answer) -> str:
 
 def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> Iterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        return _sse(
+        return sse(
             {
                 "id": cid,
                 "object": "chat.completion.chunk",
@@ -182,8 +160,8 @@ def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> It
     items = 0
     for event in itertools.chain([first], events):
         match event:
-            case QueuedEvent(position=position, waited=waited):  # an SSE comment: clients ignore it, proxies see life
-                yield f": waiting for the LLM, position {position}, {waited:.0f} s\n\n".encode()
+            case QueuedEvent():
+                yield waiting(event)
             case TokenEvent(text=text) if text:
                 yield chunk({"content": text})
             case ItemEvent(item=item):  # a paper confirmed: readable as content, structured in rag_event
@@ -201,5 +179,5 @@ def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> It
                 yield chunk({}, "stop", usage=_usage(answer), rag=answer.to_json())
             case ErrorEvent(error=error):  # headers are sent: report in-band, as OpenAI does
                 err = error_for(error)
-                yield _sse({"error": {"message": err.message, "type": err.type, "code": err.code}})
-    yield _sse("[DONE]")
+                yield sse({"error": {"message": err.message, "type": err.type, "code": err.code}})
+    yield sse("[DONE]")

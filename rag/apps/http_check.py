@@ -4,33 +4,31 @@ The JSON response is :meth:`rag.ClaimCheck.summary` (exactly ``rag check --json`
 answer is server-sent events, each ``data: {"type": ...}``: ``status`` (the papers found, at once), one
 ``stance`` per paper as it is judged (in order of relevance, with ``checked`` of ``total``), then ``check``
 (the summary) or ``error`` (OpenAI-shaped, in-band: the headers are sent), then ``data: [DONE]``. A wait for
-the LLM is sent as SSE comments, as on ``/v1/chat/completions``.
+the LLM is sent as SSE comments, as on ``/v1/chat/completions``; a client that goes away stops the check and
+frees the LLM at once (:mod:`rag.apps.http_sse`).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.encoders import jsonable_encoder
-from fastapi.responses import StreamingResponse
 
 from rag import (
     CheckEvent,
     CheckStreamEvent,
     ErrorEvent,
     PaperStance,
-    QueuedEvent,
     RagError,
     StanceEvent,
     StatusEvent,
+    Stop,
 )
 from rag.apps.http_context import ApiContext
 from rag.apps.http_errors import BUSY, ERRORS, ErrorResponse, error_for
 from rag.apps.http_schemas import CheckRequest, CheckResponse
+from rag.apps.http_sse import streaming, typed_events
 
 
 def check_router(ctx: ApiContext) -> APIRouter:
@@ -65,8 +63,11 @@ def check_router(ctx: ApiContext) -> APIRouter:
         ``{"type": "stance", "paper", "checked", "total"}`` per paper as it is judged, then
         ``{"type": "check", "check"}`` (the JSON response) or ``{"type": "error", "error"}``; then ``[DONE]``."""
         filters = ctx.filter_keys.check(body.filters)
+        stop = Stop()
         try:
-            events = ctx.assistant.check_stream(body.claim, k=body.k, filters=filters)
+            events = ctx.assistant.check_stream(
+                body.claim, k=body.k, filters=filters, stop=stop if body.stream else None
+            )
             # the claim is checked and the papers found here, so bad input is still a 4xx
             first = next(events)
         except RagError as e:
@@ -80,11 +81,7 @@ def check_router(ctx: ApiContext) -> APIRouter:
                 if isinstance(event, CheckEvent):
                     return event.check.summary()
             raise AssertionError("a check stream ends with a CheckEvent or an ErrorEvent")  # pragma: no cover
-        return StreamingResponse(
-            _events(itertools.chain([first], events)),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache"},
-        )
+        return streaming(typed_events(itertools.chain([first], events), _event_json, "claim"), stop)
 
     return router
 
@@ -103,24 +100,13 @@ def stance_json(paper: PaperStance) -> dict[str, Any]:
     }
 
 
-def _sse(data: dict[str, Any] | str) -> bytes:
-    payload = data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)
-    return f"data: {payload}\n\n".encode()
-
-
-def _events(events: Iterator[CheckStreamEvent]) -> Iterator[bytes]:
-    for event in events:
-        match event:
-            case QueuedEvent(position=position, waited=waited):  # an SSE comment: clients ignore it, proxies see life
-                yield f": waiting for the LLM, position {position}, {waited:.0f} s\n\n".encode()
-            case StatusEvent(standalone_question=claim, sources=sources):
-                papers = [{"paper_id": s.paper_id, "title": s.title} for s in sources]
-                yield _sse({"type": "status", "claim": claim, "papers": papers})
-            case StanceEvent(paper=paper, checked=checked, total=total):
-                yield _sse({"type": "stance", "paper": stance_json(paper), "checked": checked, "total": total})
-            case CheckEvent(check=check):
-                yield _sse({"type": "check", "check": check.summary()})
-            case ErrorEvent(error=error):  # headers are sent: report in-band, as the chat stream does
-                err = error_for(error, param="claim")
-                yield _sse({"type": "error", "error": {"message": err.message, "type": err.type, "code": err.code}})
-    yield _sse("[DONE]")
+def _event_json(event: CheckStreamEvent) -> dict[str, Any] | None:
+    match event:
+        case StatusEvent(standalone_question=claim, sources=sources):
+            papers = [{"paper_id": s.paper_id, "title": s.title} for s in sources]
+            return {"type": "status", "claim": claim, "papers": papers}
+        case StanceEvent(paper=paper, checked=checked, total=total):
+            return {"type": "stance", "paper": stance_json(paper), "checked": checked, "total": total}
+        case CheckEvent(check=check):
+            return {"type": "check", "check": check.summary()}
+    return None

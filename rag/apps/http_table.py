@@ -4,25 +4,23 @@ With ``stream: true`` the answer is server-sent events, each ``data: {"type": ..
 ("Finding papers…") and then before each paper judged and each row filled (``stage``, ``text``, ``done`` of
 ``total``, ``rows``), one ``row`` per row as it is filled, then ``table`` (the JSON response) or ``error``
 (OpenAI-shaped, in-band: the headers are sent), then ``data: [DONE]``. A wait for the LLM is sent as SSE
-comments, as on ``/v1/check``.
+comments, as on ``/v1/check``; a client that goes away stops the table and frees the LLM at once
+(:mod:`rag.apps.http_sse`).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.encoders import jsonable_encoder
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import PlainTextResponse
 
 from rag import (
     ErrorEvent,
-    QueuedEvent,
     RagError,
     RowEvent,
+    Stop,
     Table,
     TableEvent,
     TableStatusEvent,
@@ -32,6 +30,7 @@ from rag import (
 from rag.apps.http_context import ApiContext
 from rag.apps.http_errors import BUSY, ERRORS, ErrorResponse, error_for
 from rag.apps.http_schemas import TableRequest, TableResponse
+from rag.apps.http_sse import streaming, typed_events
 
 
 def table_router(ctx: ApiContext) -> APIRouter:
@@ -70,8 +69,11 @@ def table_router(ctx: ApiContext) -> APIRouter:
         ``{"type": "row", "row"}`` per row as it is filled, then ``{"type": "table", "table"}`` (the JSON
         response) or ``{"type": "error", "error"}``; then ``[DONE]``."""
         filters = ctx.filter_keys.check(body.filters)
+        stop = Stop()
         try:
-            events = ctx.assistant.table_stream(body.attributes, query=body.query or None, where=filters, k=body.k)
+            events = ctx.assistant.table_stream(
+                body.attributes, query=body.query or None, where=filters, k=body.k, stop=stop if body.stream else None
+            )
             # the attributes and the query are checked here (before the first event), so bad input is still a 4xx
             first = next(events)
         except RagError as e:
@@ -85,11 +87,7 @@ def table_router(ctx: ApiContext) -> APIRouter:
                 if isinstance(event, TableEvent):
                     return _table_response(event.table, body.format)
             raise AssertionError("a table stream ends with a TableEvent or an ErrorEvent")  # pragma: no cover
-        return StreamingResponse(
-            _events(itertools.chain([first], events)),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache"},
-        )
+        return streaming(typed_events(itertools.chain([first], events), _event_json, "query"), stop)
 
     return router
 
@@ -106,23 +104,12 @@ def _table_response(table: Table, fmt: str) -> Any:
     )
 
 
-def _sse(data: dict[str, Any] | str) -> bytes:
-    payload = data if isinstance(data, str) else json.dumps(jsonable_encoder(data), ensure_ascii=False)
-    return f"data: {payload}\n\n".encode()
-
-
-def _events(events: Iterator[TableStreamEvent]) -> Iterator[bytes]:
-    for event in events:
-        match event:
-            case QueuedEvent(position=position, waited=waited):  # an SSE comment: clients ignore it, proxies see life
-                yield f": waiting for the LLM, position {position}, {waited:.0f} s\n\n".encode()
-            case TableStatusEvent(stage=stage, text=text, done=done, total=total, rows=rows):
-                yield _sse({"type": "status", "stage": stage, "text": text, "done": done, "total": total, "rows": rows})
-            case RowEvent(row=row):
-                yield _sse({"type": "row", "row": row.model_dump()})
-            case TableEvent(table=table):
-                yield _sse({"type": "table", "table": table.to_json()})
-            case ErrorEvent(error=error):  # headers are sent: report in-band, as the check stream does
-                err = error_for(error, param="query")
-                yield _sse({"type": "error", "error": {"message": err.message, "type": err.type, "code": err.code}})
-    yield _sse("[DONE]")
+def _event_json(event: TableStreamEvent) -> dict[str, Any] | None:
+    match event:
+        case TableStatusEvent(stage=stage, text=text, done=done, total=total, rows=rows):
+            return {"type": "status", "stage": stage, "text": text, "done": done, "total": total, "rows": rows}
+        case RowEvent(row=row):
+            return {"type": "row", "row": row.model_dump()}
+        case TableEvent(table=table):
+            return {"type": "table", "table": table.to_json()}
+    return None

@@ -74,6 +74,7 @@ BENCHMARKS = {
     "runtime": "runtime",
     "scale": "scale",
     "server": "server",
+    "stance-probe": "stance_probe",
     "stance-train": "stance_train",
     "titles": "titles",
     "variants": "variants",

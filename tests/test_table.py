@@ -256,3 +256,20 @@ def test_an_introduced_name_is_read_in_its_own_words_only() -> None:
     assert fits_paper("method", "Independent Risk Minimization", title, abstract)
     assert not fits_paper("method", "FooSet", title, abstract)
     assert fits_paper("dataset", "FooSet", title, abstract)
+
+
+def test_a_common_phrase_is_no_name_and_a_clause_before_the_verb_is_not_its_data() -> None:
+    """A value written in lower case in the abstract ("an explicitly designed social learning mechanism") is a
+    common phrase, not a name the paper introduces, so it can be the task; a data word before the introducing verb
+    belongs to another clause ("For finite data, we propose X" does not introduce X as data)."""
+    abstract = (
+        "Agents in MARL without an explicitly designed social learning mechanism rarely imitate each other. "
+        "For finite data, we propose Independent Risk Minimization (IndRM), which is simple and local. "
+        "We also introduce word2vec-lite, a new corpus of 3M sentences."
+    )
+    title = "Independent Risk Minimization (IndRM)"
+    assert fits_paper("task", "Social learning", title, abstract)
+    assert fits_paper("method", "Independent Risk Minimization (IndRM)", title, abstract)
+    assert not fits_paper("task", "Independent Risk Minimization", title, abstract)  # its own name: never the task
+    assert fits_paper("dataset", "word2vec-lite", title, abstract)  # a name with a digit, introduced as data
+    assert not fits_paper("method", "word2vec-lite", title, abstract)

@@ -52,18 +52,24 @@ _INTRODUCE = (
 
 def _introductions(name: str, abstract: str) -> list[str]:
     """Where ``abstract`` introduces ``name``: a verb of introducing ("we present", "we coin") followed, within two
-    lower-case words or articles, by the name; each as the text from a few words before the verb to a few after
+    lower-case words or articles, by the name; each as the text from a few words before the verb (not across a
+    comma: "For finite data, we propose X" is another clause; "a new dataset called X" is not) to a few after
     the name, within its sentence.
     The words between are truly lower-case: "propose Selective Social Learning" does not introduce "Social
-    Learning"."""
+    Learning"; and the name must be written as one: "a designed social learning mechanism" introduces no name."""
     if not name.strip():
         return []
     pattern = re.compile(
-        rf"(?:\w[\w-]*\W+){{0,4}}?(?i:{_INTRODUCE})\W+(?:[a-z]+\W+){{0,2}}?[*_\"“']?(?i:{re.escape(name.strip())})"
+        rf"(?:[\w-]+[^\w,;:()]+){{0,4}}?(?i:{_INTRODUCE})\W+(?:[a-z]+\W+){{0,2}}?[*_\"“']?(?P<name>(?i:{re.escape(name.strip())}))"
         rf"(?![\w-])(?:\W+\w+){{0,6}}"
     )
     sentences = re.split(r"(?<=[.!?])\s+", normalise_text(abstract))
-    return [m.group(0) for sentence in sentences for m in pattern.finditer(sentence)]
+    return [
+        m.group(0)
+        for sentence in sentences
+        for m in pattern.finditer(sentence)
+        if m.group("name") != m.group("name").lower() or any(c.isdigit() for c in m.group("name"))
+    ]
 
 
 def _introduced(name: str, abstract: str) -> list[str]:

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         TableRow,
         Verdict,
         format_relevance_legend,
+        listed_relevance,
         match_level,
         relevance_of,
         retrieved_relevance,
@@ -152,6 +153,7 @@ __all__ = [
     "parse_where",
     "readable_table",
     "relevance_of",
+    "listed_relevance",
     "retrieved_relevance",
 ]
 

@@ -390,6 +390,26 @@ def retrieved_relevance(hit: SearchHit) -> Relevance:
     return _similarity(hit, "retrieved")
 
 
+def listed_relevance(item: ListItem, *, judged: bool = True) -> Relevance:
+    """A paper a list answer has just confirmed, before the answer is done: the same figure :func:`relevance_of`
+    will give it (the judge's probability; ``judged`` False: extractive mode's rescaled sentence score)."""
+    if judged:
+        return Relevance(
+            basis="judge",
+            value=item.score,
+            label="listed",
+            text=f"listed · judge {item.score:.2f}",
+            help=RELEVANCE_HELP["listed"],
+        )
+    return Relevance(
+        basis="support",
+        value=item.score,
+        label="listed",
+        text=f"listed · score {item.score:.2f}",
+        help=RELEVANCE_HELP["listed-extractive"],
+    )
+
+
 def _cited(citations: list[Citation]) -> Relevance:
     judged = [c for c in citations if c.judge is not None]
     listed = any(c.judged == "listed" for c in citations)

@@ -269,3 +269,24 @@ def test_a_real_lookup_shows_the_cited_support_on_every_surface(seed_assistant: 
     assert all(s["relevance"]["label"] == "retrieved" and "match" not in s for s in status["sources"])
     final = chunks[-1]["rag"]
     assert {s["paper_id"]: s["relevance"]["text"] for s in final["sources"]}[c.paper_id] == rel.text
+
+
+def test_the_panel_says_listed_as_soon_as_a_shown_paper_is_confirmed(judged_assistant: Assistant) -> None:
+    """While a list is still being judged, the card of a paper the judge has confirmed shows what listed it (the
+    figure the finished answer gives it) instead of its retrieval similarity (0.15, "low", for one of them)."""
+    from rag.ui.app import build_app
+    from tests.test_ui import run_chat
+
+    steps = run_chat(build_app(judged_assistant), DATASET_Q)
+    panels = [s[3] for s in steps if isinstance(s[3], str)]
+    labels = [re.findall(r'rag-rel [^"]*" title="[^"]*">([^<]*)<', p) for p in panels]
+    heads = [re.findall(r"<h4>([^<]*)</h4>", p) for p in panels]
+    assert heads[0] == ["Retrieved papers"] and all(t.startswith("retrieved · ") for t in labels[0])
+    reading = [i for i, h in enumerate(heads) if h == ["Retrieved papers"]]
+    counts = [sum(t == "listed · judge 0.91" for t in labels[i]) for i in reading]
+    assert counts == sorted(counts) and counts[-1] >= 2  # cards turn "listed" one by one, before the answer
+    first = next(i for i in reading if counts[reading.index(i)])
+    turned = [a for a, b in zip(labels[0], labels[first]) if a != b]
+    assert len(turned) == 1 and turned[0].endswith("(low)")  # the card that looked off-topic
+    assert "judge = the model's probability" in html.unescape(panels[first])  # its legend says what it is
+    assert heads[-1] == ["Listed papers"] and set(labels[-1]) == {"listed · judge 0.91"}

@@ -35,8 +35,11 @@ from rag import (
     QuestionError,
     QuestionKind,
     QueuedEvent,
+    Quote,
     RagError,
+    Relevance,
     RowEvent,
+    SearchHit,
     StanceEvent,
     StatusEvent,
     StepEvent,
@@ -48,6 +51,7 @@ from rag import (
     TableStatusEvent,
     TokenEvent,
     Turn,
+    listed_relevance,
 )
 from rag.ui.rendering import (
     esc,
@@ -356,6 +360,10 @@ class Handlers:
             )
             return
         progress = _Progress(turn, t0)
+        knobs: dict[str, Any] = {"k": int(k) if k else None, "hybrid": hybrid, "filters": filters, "mode": mode}
+        knobs |= {"temperature": float(temperature), "kind": answer_as}
+        reading: tuple[list[SearchHit], list[Quote]] | None = None
+        listed: dict[str, Relevance] = {}
         try:
             for event in _ticking(itertools.chain([first], events), stop):
                 if stop.is_set() and not isinstance(event, AnswerEvent):
@@ -366,18 +374,19 @@ class Handlers:
                     case StatusEvent(sources=sources, evidence=evidence):
                         # the sentences about to be read, at once: highlighted in the panel, listed in the bubble
                         messages[-1] = progress.show(event)
+                        reading = (sources, evidence)
                         sources_html = format_sources_html(None, turn, sources, evidence)
                         yield messages, history, answers, sources_html, gr.skip(), "", "", hint
+                    case ItemEvent(item=item) if reading is not None:
+                        # a paper confirmed: its card says what listed it at once, not its similarity
+                        messages[-1] = progress.show(event)
+                        listed[item.paper_id] = listed_relevance(item, judged=mode != "extractive")
+                        shown = any(h.paper_id == item.paper_id for h in reading[0])
+                        panel = format_sources_html(None, turn, *reading, listed=listed) if shown else gr.skip()
+                        yield messages, history, answers, panel, gr.skip(), "", "", hint
                     case AnswerEvent(answer=answer):
                         messages[-1] = {"role": "assistant", "content": format_message_html(answer, turn)}
                         answers = dict(answers)
-                        knobs: dict[str, Any] = {
-                            "k": int(k) if k else None,
-                            "hybrid": hybrid,
-                            "filters": filters,
-                            "mode": mode,
-                        }
-                        knobs |= {"temperature": float(temperature), "kind": answer_as}
                         answers[len(messages) - 1] = answer_record(answer, knobs)
                         history = list(history) + [("user", question), ("assistant", answer.text)]
                         yield (

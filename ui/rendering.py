@@ -221,15 +221,21 @@ def _legend(relevances: list[Relevance]) -> str:
 
 
 def format_sources_html(
-    answer: Answer | None, turn: int, hits: list[SearchHit] | None = None, evidence: list[Quote] | None = None
+    answer: Answer | None,
+    turn: int,
+    hits: list[SearchHit] | None = None,
+    evidence: list[Quote] | None = None,
+    listed: dict[str, Relevance] | None = None,
 ) -> str:
     """The sources panel: cited papers with the supporting sentence highlighted, or the closest papers, each with
     what qualified it (:func:`rag.relevance_of`). Before the answer: the retrieved papers, numbered like the
-    evidence, the sentences being read highlighted, each with its similarity."""
+    evidence, the sentences being read highlighted, each with its similarity, or, once a list answer has
+    confirmed it, what listed it (``listed``: :func:`rag.listed_relevance` by paper id)."""
     if answer is None:
         if not hits:
             return '<div class="rag-sources"><p>Sources of the answer appear here.</p></div>'
-        shown = [(h, retrieved_relevance(h)) for h in hits]
+        listed = listed or {}
+        shown = [(h, listed.get(h.paper_id) or retrieved_relevance(h)) for h in hits]
         if not evidence:
             cards = "".join(_source_card(h, i, turn, [], r) for i, (h, r) in enumerate(shown, 1))
             return f'<div class="rag-sources"><h4>Retrieved papers</h4>{_legend([r for _h, r in shown])}{cards}</div>'

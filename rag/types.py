@@ -393,20 +393,14 @@ def retrieved_relevance(hit: SearchHit) -> Relevance:
 def listed_relevance(item: ListItem, *, judged: bool = True) -> Relevance:
     """A paper a list answer has just confirmed, before the answer is done: the same figure :func:`relevance_of`
     will give it (the judge's probability; ``judged`` False: extractive mode's rescaled sentence score)."""
-    if judged:
-        return Relevance(
-            basis="judge",
-            value=item.score,
-            label="listed",
-            text=f"listed · judge {item.score:.2f}",
-            help=RELEVANCE_HELP["listed"],
-        )
+    basis: RelevanceBasis = "judge" if judged else "support"
+    word, why = ("judge", "listed") if judged else ("score", "listed-extractive")
     return Relevance(
-        basis="support",
+        basis=basis,
         value=item.score,
         label="listed",
-        text=f"listed · score {item.score:.2f}",
-        help=RELEVANCE_HELP["listed-extractive"],
+        text=f"listed · {word} {item.score:.2f}",
+        help=RELEVANCE_HELP[why],
     )
 
 

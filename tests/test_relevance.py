@@ -22,9 +22,11 @@ from rag import (
     Answer,
     Assistant,
     Citation,
+    ListItem,
     Relevance,
     SearchHit,
     format_relevance_legend,
+    listed_relevance,
     relevance_of,
     retrieved_relevance,
 )
@@ -104,6 +106,10 @@ def test_a_list_without_a_model_shows_its_sentence_score_not_a_judge() -> None:
     rel = relevance_of(answer("list", [wild], [cite(1, wild, 0.8, judged="listed")], mode="extractive"))["wild"]
     assert (rel.basis, rel.label, rel.text) == ("support", "listed", "listed · score 0.80")
     assert "no model" in format_relevance_legend([rel])
+    # the card shown while the list is still running says the same
+    item = ListItem(n=1, paper_id="wild", title="WildBox", quote="q", span=(0, 1), score=0.8)
+    assert listed_relevance(item, judged=False) == rel
+    assert listed_relevance(item).text == "listed · judge 0.80"
 
 
 def test_a_lookup_shows_the_best_cited_sentences_support_and_uncited_sources_their_similarity() -> None:

@@ -64,6 +64,7 @@ BENCHMARKS = {
     "filter": "filter",
     "freshness": "freshness",
     "kinds": "kinds",
+    "list-judge": "list_judge",
     "lists": "lists",
     "models": "models",
     "parts": "parts",

@@ -12,6 +12,17 @@ import random
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+# ---------------------------------------------------------------------- separation
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
+    """The probability that a positive scores above a negative (ties count half): the ROC AUC of a score."""
+    if not len(positives) or not len(negatives):
+        return None
+    wins = sum((x > z) + 0.5 * (x == z) for x in positives for z in negatives)
+    return float(wins / (len(positives) * len(negatives)))
+
+
 # ---------------------------------------------------------------------- retrieval
 
 

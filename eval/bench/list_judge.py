@@ -22,22 +22,18 @@ import numpy as np
 
 from rag import Assistant, get_settings
 from rag.answering.paths import _judge, find_candidates, list_predicate
-from rag.evaluation.bench.models import DEFAULT_MODELS
+from rag.evaluation.bench.models import DATA, DEFAULT_MODELS
 from rag.evaluation.bench.suite import BenchError, Output
 from rag.evaluation.dataset import ListCase, load_gold, resolve_cases
+from rag.evaluation.metrics import auc
 from rag.models.local_llm import GGUF_MODELS, shared_server
 
 NEEDS_LLM = True
-DATA = Path(__file__).resolve().parents[1] / "data"
 THRESHOLDS = (0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 
 
 def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--model", action="append", help=f"A bundled model name (repeatable; default {DEFAULT_MODELS}).")
-
-
-def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
-    return float(np.mean([(x > z) + 0.5 * (x == z) for x in pos for z in neg]))
 
 
 def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
@@ -79,7 +75,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
             row = {
                 "qualifying": len(q),
                 "other": len(o),
-                "auc": _auc(q, o) if len(q) and len(o) else None,
+                "auc": auc(pos, neg),
                 "qualifying quantiles": np.quantile(q, [0.1, 0.5, 0.9]).round(3).tolist() if len(q) else [],
                 "other quantiles": np.quantile(o, [0.5, 0.9]).round(3).tolist() if len(o) else [],
                 "precision, recall at": {str(t): v for t, v in at.items()},

@@ -28,6 +28,7 @@ from rag import Assistant, get_settings
 from rag.answering import stance as S
 from rag.answering.evidence import SentenceScorer
 from rag.answering.judge import label_probabilities
+from rag.evaluation import metrics
 from rag.evaluation.bench._shared import shared_data
 from rag.evaluation.bench._stance import Memo, Pair, default_memo, pairs
 from rag.evaluation.bench.stance_train import markdown, scores
@@ -43,12 +44,6 @@ CONTRADICTS = {
 def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--train", type=int, default=240, help="train pairs read (default 240)")
     ap.add_argument("--dev", type=int, default=140, help="dev pairs read (default 140)")
-
-
-def _auc(pos: np.ndarray, neg: np.ndarray) -> float | None:
-    if not len(pos) or not len(neg):
-        return None
-    return float(np.mean([(x > z) + 0.5 * (x == z) for x in pos for z in neg]))
 
 
 def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
@@ -92,7 +87,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     for kind in ("claim", "question"):
         mt, md = train[2] == kind, dev[2] == kind
         y = dev[1][md]
-        auc = _auc(dev[0][md][y == 1, 7], dev[0][md][y == 0, 7])
+        auc = metrics.auc(dev[0][md][y == 1, 7].tolist(), dev[0][md][y == 0, 7].tolist())
         rows = []
         for name, cols in (("7 features (shipped)", slice(0, 7)), ("8: + contradicts", slice(0, 8))):
             for l2 in (0.3, 1.0, 3.0):

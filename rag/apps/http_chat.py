@@ -25,9 +25,9 @@ from rag import (
     retrieved_relevance,
 )
 from rag.apps.http_context import ApiContext
-from rag.apps.http_errors import BUSY, ERRORS, ApiError, error_for
+from rag.apps.http_errors import BUSY, ERRORS, ApiError
 from rag.apps.http_schemas import MODEL_ID, ChatChoice, ChatChoiceMessage, ChatMessage, ChatRequest, ChatResponse, Usage
-from rag.apps.http_sse import sse, streaming, waiting
+from rag.apps.http_sse import error_json, sse, streaming, waiting
 
 
 def chat_router(ctx: ApiContext) -> APIRouter:
@@ -178,6 +178,5 @@ def _chunks(cid: str, created: int, first: Event, events: Iterator[Event]) -> It
                     yield chunk({"content": ("\n" if items else "") + _list_summary(answer)})
                 yield chunk({}, "stop", usage=_usage(answer), rag=answer.to_json())
             case ErrorEvent(error=error):  # headers are sent: report in-band, as OpenAI does
-                err = error_for(error)
-                yield sse({"error": {"message": err.message, "type": err.type, "code": err.code}})
+                yield sse({"error": error_json(error)})
     yield sse("[DONE]")

@@ -14,7 +14,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import iterate_in_threadpool
 
-from rag import ErrorEvent, QueuedEvent, Stop
+from rag import ErrorEvent, QueuedEvent, RagError, Stop
 from rag.apps.http_errors import error_for
 
 
@@ -29,6 +29,12 @@ def waiting(event: QueuedEvent) -> bytes:
     return f": waiting for the LLM, position {event.position}, {event.waited:.0f} s\n\n".encode()
 
 
+def error_json(error: RagError, param: str = "messages") -> dict[str, str | None]:
+    """An error as a stream sends it in-band (OpenAI's error object): message, type, code."""
+    err = error_for(error, param=param)
+    return {"message": err.message, "type": err.type, "code": err.code}
+
+
 def typed_events(events: Iterator[Any], as_json: Callable[[Any], dict[str, Any] | None], param: str) -> Iterator[bytes]:
     """The SSE of a route whose events are ``{"type": ...}`` objects (check, table): ``as_json`` turns each of
     the route's own events into one (None: not sent); an error becomes ``{"type": "error", "error"}``, named
@@ -38,8 +44,7 @@ def typed_events(events: Iterator[Any], as_json: Callable[[Any], dict[str, Any] 
             case QueuedEvent():
                 yield waiting(event)
             case ErrorEvent(error=error):
-                err = error_for(error, param=param)
-                yield sse({"type": "error", "error": {"message": err.message, "type": err.type, "code": err.code}})
+                yield sse({"type": "error", "error": error_json(error, param)})
             case _:
                 data = as_json(event)
                 if data is not None:

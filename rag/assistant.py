@@ -339,7 +339,7 @@ class Assistant:
             )
             yield from self._in_line(rows, stop)
 
-        yield from self._guarded(self._stoppable(events(), stop))
+        yield from self._guarded(self._stoppable(events(), stop, "the table"))
 
     # ------------------------------------------------------------------ answers
     def ask(
@@ -440,7 +440,7 @@ class Assistant:
             yield StatusEvent(standalone_question=claim, sources=hits)
             yield from checker.events(claim, hits, retrieval=retrieval)
 
-        yield from self._guarded(self._stoppable(self._in_line(events(), stop), stop))
+        yield from self._guarded(self._stoppable(self._in_line(events(), stop), stop, "the claim check"))
 
     def _guarded(self, events: Iterator[_E]) -> Iterator[_E | ErrorEvent]:
         """``events``, a failure after the first one becoming the stream's last event, an :class:`ErrorEvent`."""
@@ -452,9 +452,12 @@ class Assistant:
             yield ErrorEvent(describe_llm_error(e, self.settings))
 
     @staticmethod
-    def _stoppable(events: Generator[_E, None, None], stop: Stop | None) -> Generator[_E, None, None]:
+    def _stoppable(
+        events: Generator[_E, None, None], stop: Stop | None, what: str = "the answer"
+    ) -> Generator[_E, None, None]:
         """``events`` until ``stop`` is set: then the inner stream is closed (a model stream being read is
-        cut off) and :class:`StoppedError` ends the stream; no event made after the stop is passed on."""
+        cut off) and :class:`StoppedError` ("Stopped before ``what`` was finished.") ends the stream; no event
+        made after the stop is passed on."""
         if stop is None:
             yield from events
             return
@@ -469,7 +472,7 @@ class Assistant:
                 return
         finally:
             events.close()
-        raise StoppedError("Stopped before the answer was finished.")
+        raise StoppedError(f"Stopped before {what} was finished.")
 
     def _in_line(self, events: Iterator[_E], stop: Stop | None = None) -> Generator[_E | QueuedEvent, None, None]:
         """``events`` once an LLM slot is free, with a :class:`QueuedEvent` about once a second until then.

@@ -191,6 +191,7 @@ def test_stop_while_waiting_in_line_leaves_the_line(seed_assistant: Any) -> None
     rest = list(events)
     assert time.monotonic() - t0 < 0.8  # not the next once-a-second tick
     assert isinstance(rest[-1], ErrorEvent) and isinstance(rest[-1].error, StoppedError)
+    assert str(rest[-1].error) == "Stopped while waiting for the LLM."
     assert a.llm_queue.waiting == 0 and fake.prompts == []
     held.release()
     assert a.llm_queue.active == 0
@@ -209,6 +210,7 @@ def test_table_stop_frees_the_slot_at_once_and_keeps_the_rows_sent(seed_assistan
             assert a.llm_queue.active == 0  # at once, not after the next cell
     assert sum(isinstance(e, RowEvent) for e in seen) == 1
     assert isinstance(seen[-1], ErrorEvent) and isinstance(seen[-1].error, StoppedError)
+    assert str(seen[-1].error) == "Stopped before the table was finished."  # says what was stopped
     assert not any(isinstance(e, TableEvent) for e in seen)
     calls = len(fake.prompts)
     time.sleep(0.5)

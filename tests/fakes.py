@@ -169,10 +169,14 @@ class PathsReply:
 
 class LabelChatModel(BaseChatModel):
     """A one-token judge: ``probs(prompt)`` gives P(word) for the first token (sent as logprobs, as llama.cpp's
-    server does); records every prompt. Writing more than one token is not what a judge does: it fails."""
+    server does); records every judge prompt. Asked to write a claim's opposite (prompts/opposite.md), it
+    writes ``opposite(claim)`` and records the claim in ``rewrites``; judging that opposite, it is consistent:
+    P(yes) and P(no) of ``probs`` change places. Writing anything else is not what a judge does: it fails."""
 
     probs: Callable[[str], dict[str, float]]
+    opposite: Callable[[str], str] = lambda claim: f"It is false that {claim}"
     prompts: list[str] = Field(default_factory=list)
+    rewrites: list[str] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -185,10 +189,16 @@ class LabelChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        assert kwargs.get("max_tokens") == 1 and kwargs.get("logprobs"), "a judge asks for one token with logprobs"
         prompt = "\n".join(str(m.content) for m in messages)
+        rewrite = re.search(r"states the opposite.*\nClaim: (.*)\nOpposite:$", prompt, re.S)
+        if rewrite and kwargs.get("max_tokens") != 1:
+            self.rewrites.append(rewrite.group(1))
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(self.opposite(rewrite.group(1))))])
+        assert kwargs.get("max_tokens") == 1 and kwargs.get("logprobs"), "a judge asks for one token with logprobs"
         self.prompts.append(prompt)
         probs = self.probs(prompt)
+        if "Claim: It is false that " in prompt:  # the default opposite: a consistent judge swaps yes and no
+            probs = {**probs, "Yes": probs.get("No", 0.0), "No": probs.get("Yes", 0.0)}
         tops = [{"token": w, "logprob": math.log(p)} for w, p in sorted(probs.items(), key=lambda kv: -kv[1]) if p > 0]
         meta = {"logprobs": {"content": [{"token": tops[0]["token"], "top_logprobs": tops}]}}
         return ChatResult(

@@ -48,7 +48,12 @@ def test_check_streams_each_paper_in_relevance_order_then_the_verdict(seed_assis
     events = list(a.check_stream(CLAIM))
     assert isinstance(events[0], StatusEvent)
     stances = [e for e in events[1:-1] if isinstance(e, StanceEvent)]
-    assert len(stances) == len(events) - 2 == 5 == len(fake.prompts)
+    assert len(stances) == len(events) - 2 == 5
+    # each paper judged on the claim; those the model does not call "not stated" also on its opposite, written once
+    on_claim = [p for p in fake.prompts if "It is false that" not in p]
+    on_opposite = [_excerpt(p) for p in fake.prompts if "It is false that" in p]
+    assert len(on_claim) == 5 and fake.rewrites == [CLAIM]
+    assert on_opposite == [_excerpt(p) for p in on_claim if by_words(p)["Not"] < 0.5] and on_opposite
     assert [e.checked for e in stances] == [1, 2, 3, 4, 5] and {e.total for e in stances} == {5}
     assert [e.paper.paper_id for e in stances] == [h.paper_id for h in events[0].sources]
     check = events[-1].check if isinstance(events[-1], CheckEvent) else None
@@ -66,6 +71,48 @@ def test_every_quote_is_verbatim_and_located_in_its_abstract(seed_assistant: Any
         s, e = p.span
         assert abstracts[p.paper_id][s:e] == p.quote and p.quote.strip() == p.quote and p.quote
         assert abs(sum(p.probabilities.values()) - 1) < 1e-3 and p.probability == p.probabilities[p.stance]
+
+
+def test_the_opposite_is_judged_on_the_same_excerpt_as_the_claim(seed_assistant: Any) -> None:
+    a, fake = checker(seed_assistant, lambda prompt: {"Yes": 0.5, "No": 0.3, "Not": 0.2}, k=3)
+    a.check(CLAIM)
+    on_claim = [p for p in fake.prompts if f"Claim: {CLAIM}" in p]
+    on_opposite = [p for p in fake.prompts if f"Claim: It is false that {CLAIM}" in p]
+    assert len(on_claim) == len(on_opposite) == 3 and len(fake.prompts) == 6
+    assert [_excerpt(p) for p in on_claim] == [_excerpt(p) for p in on_opposite]
+
+
+def believed_opposite(yes: float) -> Any:
+    """The WildBox excerpt leaves the claim itself open (Yes 0.35, No 0.3); its opposite gets Yes ``yes`` (given
+    as No: the fake swaps yes and no on an opposite)."""
+
+    def probs(prompt: str) -> dict[str, float]:
+        if "WildBox" not in _excerpt(prompt):
+            return {"Yes": 0.2, "No": 0.1, "Not": 0.7}
+        if "Claim: It is false that" in prompt:
+            return {"No": yes, "Yes": (1 - yes) / 2, "Not": (1 - yes) / 2}
+        return {"Yes": 0.35, "No": 0.3, "Not": 0.35}
+
+    return probs
+
+
+def test_an_excerpt_that_supports_the_opposite_leans_to_refutes(seed_assistant: Any) -> None:
+    """The shipped head reads the opposite: the same claim judgement with the opposite believed (P(yes) 0.9)
+    gives the paper more P(refutes) and less P(supports) than with the opposite rejected (0.05)."""
+    seen = {}
+    for yes in (0.05, 0.9):
+        a, _ = checker(seed_assistant, believed_opposite(yes), k=2)
+        top = next(p for p in a.check(CLAIM).papers if "WildBox" in p.title)
+        seen[yes] = top.probabilities
+    assert seen[0.9]["refutes"] > seen[0.05]["refutes"] + 0.1
+    assert seen[0.9]["supports"] < seen[0.05]["supports"]
+
+
+def test_no_opposite_is_written_when_the_model_has_no_head(seed_assistant: Any) -> None:
+    a, fake = checker(seed_assistant, k=2)
+    a._pipeline.stance.head = None  # e.g. a user's own model: its raw label probabilities decide
+    a.check(CLAIM)
+    assert fake.rewrites == [] and len(fake.prompts) == 2
 
 
 def test_the_claim_is_data_in_the_prompt_never_the_instruction(seed_assistant: Any) -> None:
@@ -109,7 +156,13 @@ def test_verdict_counts_only_decided_papers(stances: list[str], verdict: str) ->
 
 
 def test_a_paper_under_min_probability_does_not_decide(seed_assistant: Any) -> None:
-    a, _ = checker(seed_assistant, k=3, min_probability=0.95)
+    def unsure(prompt: str) -> dict[str, float]:  # a WildBox excerpt leans to support, no more
+        return {"Yes": 0.45, "No": 0.2, "Not": 0.35} if "WildBox" in _excerpt(prompt) else by_words(prompt)
+
+    a, _ = checker(seed_assistant, unsure, k=3)
+    most = max(p.probability for p in a.check(CLAIM).papers if p.stance != "not stated")
+    assert most < 0.99
+    a, _ = checker(seed_assistant, unsure, k=3, min_probability=most + 0.005)
     check = a.check(CLAIM)
     assert check.verdict == "not enough evidence" and not any(p.decided for p in check.papers)
     assert check.papers[0].stance == "supports"  # the stance is still shown, it only does not count

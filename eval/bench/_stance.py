@@ -195,3 +195,8 @@ def default_memo(settings: Settings) -> Path:
     name = f"gguf-{Path(llm.gguf).stem}" if llm.gguf is not None else llm.model
     suffix = "" if name == "qwen2.5-coder-1.5b-instruct-q4_k_m" else f"-{name}"
     return Path.home() / ".cache" / "rag-abstracts" / "bench-stance" / f"label-probabilities{suffix}.jsonl"
+
+
+def opposites_memo(memo: Path) -> Memo:
+    """The claims' opposites (rag.answering.stance.StanceJudge.opposite) kept beside the label-probability memo."""
+    return Memo(memo.with_name(memo.name.replace("label-probabilities", "opposites")))

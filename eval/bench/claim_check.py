@@ -10,8 +10,8 @@ eval/bench/_stance.py), stratified by label (SUPPORT, CONTRADICT, no evidence). 
   targets: >= 0.75 / >= 0.65), and its stance the opposite one (<= 0.10);
 * claims without evidence: their cited abstract called supports or refutes (<= 0.25);
 * the verdicts per label, and latency: seconds per claim (p50, p90) and to the first judged paper.
-The model's label probabilities are cached (as in stance-train): a rerun with another head asks nothing, and
-its timings are then not the model's; ``--fresh`` ignores the cache for a timing run.
+The model's label probabilities and each claim's opposite are cached (as in stance-train): a rerun with
+another head asks nothing, and its timings are then not the model's; ``--fresh`` ignores the cache for a timing run.
 """
 
 from __future__ import annotations
@@ -29,7 +29,15 @@ from typing import Any
 
 from rag import Assistant, CheckEvent, StanceEvent, get_settings
 from rag.evaluation.bench._shared import shared_data
-from rag.evaluation.bench._stance import Claim, Memo, default_memo, scifact_claims, scifact_corpus, split_of
+from rag.evaluation.bench._stance import (
+    Claim,
+    Memo,
+    default_memo,
+    opposites_memo,
+    scifact_claims,
+    scifact_corpus,
+    split_of,
+)
 from rag.evaluation.bench.suite import Output
 from rag.evaluation.metrics import wilson
 
@@ -75,7 +83,9 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     corpus = scifact_corpus(shared)
     assistant = index(shared, args.data_dir)
     if not args.fresh:
-        assistant._pipeline.stance.memo = Memo(default_memo(assistant.settings))
+        memo = default_memo(assistant.settings)
+        assistant._pipeline.stance.memo = Memo(memo)
+        assistant._pipeline.stance.opposites = opposites_memo(memo)  # type: ignore[assignment]
     rows = []
     for i, c in enumerate(chosen, 1):
         t0 = time.perf_counter()

@@ -26,12 +26,11 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from rag import Assistant, get_settings
 from rag.answering import stance as S
-from rag.answering.evidence import SentenceScorer
 from rag.answering.judge import label_probabilities
 from rag.evaluation import metrics
 from rag.evaluation.bench._shared import shared_data
 from rag.evaluation.bench._stance import Memo, Pair, default_memo, pairs
-from rag.evaluation.bench.stance_train import markdown, scores
+from rag.evaluation.bench.stance_train import judge_for, markdown, pair_features, scores
 from rag.evaluation.bench.suite import Output
 
 NEEDS_LLM = True
@@ -49,9 +48,8 @@ def add_arguments(ap: argparse._ArgumentGroup) -> None:
 def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     shared = shared_data("scifact").parent
     a = Assistant.from_settings(get_settings(data_dir=args.data_dir or Path(tempfile.mkdtemp(prefix="rag-probe-"))))
-    scorer = SentenceScorer(lambda t: np.asarray(a.embeddings.embed_documents(list(t)), dtype=np.float32))
     memo_path = default_memo(a.settings)
-    judge = S.StanceJudge(a.chat_model, scorer, memo=Memo(memo_path))
+    judge = judge_for(a, memo_path)
     second = Memo(memo_path.with_name(memo_path.name.replace("label-probabilities", "contradicts-probabilities")))
 
     def contradicts(p: Pair, ex: S.Excerpt) -> float:
@@ -70,10 +68,10 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     def read(items: list[Pair], name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         xs, ys, kinds = [], [], []
         for i, p in enumerate(items, 1):
-            ex = S.excerpt_of(scorer, p.statement, p.abstract, sentences=judge.sentences)
-            probs, _ = judge.model_probabilities(p.statement, p.kind, p.title, ex)
+            ex = S.excerpt_of(judge.scorer, p.statement, p.abstract, sentences=judge.sentences)
+            x, _ = pair_features(judge, p, ex)
             pc = min(max(contradicts(p, ex), 1e-4), 1 - 1e-4)
-            xs.append(np.append(S.features(p.statement, ex, probs), math.log(pc / (1 - pc))))
+            xs.append(np.append(x, math.log(pc / (1 - pc))))
             ys.append(p.label)
             kinds.append(p.kind)
             if i % 20 == 0:
@@ -87,9 +85,16 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     for kind in ("claim", "question"):
         mt, md = train[2] == kind, dev[2] == kind
         y = dev[1][md]
-        auc = metrics.auc(dev[0][md][y == 1, 7].tolist(), dev[0][md][y == 0, 7].tolist())
+        n = len(S.FEATURES)
+        auc = metrics.auc(dev[0][md][y == 1, n].tolist(), dev[0][md][y == 0, n].tolist())
+        flip = metrics.auc(dev[0][md][y == 1, n - 1].tolist(), dev[0][md][y == 0, n - 1].tolist())
         rows = []
-        for name, cols in (("7 features (shipped)", slice(0, 7)), ("8: + contradicts", slice(0, 8))):
+        heads = (
+            ("7: before the opposite", slice(0, n - 1)),
+            (f"{n} (shipped)", slice(0, n)),
+            (f"{n + 1}: + contradicts", slice(0, n + 1)),
+        )
+        for name, cols in heads:
             for l2 in (0.3, 1.0, 3.0):
                 w, b, mean, scale = S.fit_head(train[0][mt][:, cols], train[1][mt], l2=l2)
                 z = ((dev[0][md][:, cols] - mean) / scale) @ w.T + b
@@ -97,10 +102,17 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
                 p /= p.sum(axis=1, keepdims=True)
                 r = scores(p, y)
                 rows.append([name, l2, r["n"], r["accuracy"], *r["recall"].values(), r["ece"]])
-        figures[kind] = {"auc contradicts (refutes vs supports)": auc, "rows": rows, "train": int(mt.sum())}
+        figures[kind] = {
+            "auc contradicts (refutes vs supports)": auc,
+            "auc opposite (refutes vs supports)": flip,
+            "rows": rows,
+            "train": int(mt.sum()),
+        }
         out.table(
-            f"{kind}: dev pairs (train {int(mt.sum())}); AUC of P(contradicts), refutes vs supports: "
-            + ("n/a" if auc is None else f"{auc:.3f}"),
+            f"{kind}: dev pairs (train {int(mt.sum())}); AUC refutes vs supports of P(contradicts): "
+            + ("n/a" if auc is None else f"{auc:.3f}")
+            + ", of the opposite's feature: "
+            + ("n/a" if flip is None else f"{flip:.3f}"),
             markdown(["head", "l2", "n", "accuracy", "recall supports", "recall refutes", "recall not", "ECE"], rows),
         )
     return figures

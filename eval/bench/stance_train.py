@@ -31,14 +31,16 @@ from rag.answering.stance import (
     HEAD_FILE,
     LABEL_WORDS,
     STANCES,
+    Excerpt,
     StanceHead,
     StanceJudge,
     excerpt_of,
     features,
     fit_head,
+    wants_opposite,
 )
 from rag.evaluation.bench._shared import shared_data
-from rag.evaluation.bench._stance import Memo, Pair, default_memo, pairs
+from rag.evaluation.bench._stance import Memo, Pair, default_memo, opposites_memo, pairs
 from rag.evaluation.bench.suite import ROOT, Output
 
 NEEDS_LLM = True
@@ -70,18 +72,44 @@ def read(
         if (
             cached_only
             and judge.memo is not None
-            and judge.memo_key(p.statement, p.kind, p.title, ex) not in judge.memo
+            and (
+                judge.memo_key(p.statement, p.kind, p.title, ex) not in judge.memo
+                or (p.kind == "claim" and judge.opposite_key(p.statement) not in judge.opposites)
+            )
         ):
             continue
         kept.append(p)
-        probs, tokens = judge.model_probabilities(p.statement, p.kind, p.title, ex)
+        x, tokens = pair_features(judge, p, ex)
         asked += tokens > 0
-        xs.append(features(p.statement, ex, probs))
+        xs.append(x)
         ys.append(p.label)
         if i % 25 == 0:
             rate = (time.perf_counter() - t0) / max(1, asked)
             print(f"  {name}: {i}/{len(items)} pairs ({asked} asked, {rate:.1f} s each)", file=sys.stderr, flush=True)
     return np.asarray(xs), np.asarray(ys, dtype=int), kept
+
+
+def pair_features(judge: StanceJudge, p: Pair, ex: Excerpt) -> tuple[np.ndarray, int]:
+    """The head's features for one pair as the product computes them (a claim also judged on its opposite, the
+    model's rewrite, on the same excerpt, when :func:`rag.answering.stance.wants_opposite`) and the prompt tokens
+    the model was asked for (0: all from the memo)."""
+    probs, tokens = judge.model_probabilities(p.statement, p.kind, p.title, ex)
+    flipped = None
+    opposite = judge.opposite(p.statement) if wants_opposite(p.kind, probs) else None
+    if opposite is not None:
+        flipped, more = judge.model_probabilities(opposite, "claim", p.title, ex)
+        tokens += more
+    return features(p.statement, ex, probs, flipped), tokens
+
+
+def judge_for(assistant: Assistant, memo: Path | None = None) -> StanceJudge:
+    """A head-less judge for benchmarks whose label probabilities and opposites are kept on disk (default in
+    ~/.cache/rag-abstracts/bench-stance), so a rerun asks the model nothing it was asked before."""
+    scorer = SentenceScorer(
+        lambda texts: np.asarray(assistant.embeddings.embed_documents(list(texts)), dtype=np.float32)
+    )
+    path = memo or default_memo(assistant.settings)
+    return StanceJudge(assistant.chat_model, scorer, memo=Memo(path), opposites=opposites_memo(path))  # type: ignore[arg-type]
 
 
 def markdown(head: list[str], rows: list[list[Any]]) -> str:
@@ -121,10 +149,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     shared = shared_data("scifact").parent
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rag-stance-"))
     assistant = Assistant.from_settings(get_settings(data_dir=data_dir))
-    scorer = SentenceScorer(
-        lambda texts: np.asarray(assistant.embeddings.embed_documents(list(texts)), dtype=np.float32)
-    )
-    judge = StanceJudge(assistant.chat_model, scorer, memo=Memo(args.memo or default_memo(assistant.settings)))
+    judge = judge_for(assistant, args.memo)
     seed = 0 if args.seed is None else args.seed
     n_train, n_dev = (None, None) if args.cached_only else (args.train, args.dev)
     train = read(judge, pairs(shared, "train", seed)[:n_train], "train", out, cached_only=args.cached_only)

@@ -42,7 +42,8 @@ class ClaimChecker:
 
     def stance(self, n: int, claim: str, hit: SearchHit) -> PaperStance:
         abstract = hit.abstract or hit.text
-        j = self.judge.judge(claim, hit.title, abstract, kind="claim")
+        # also asked the other way round: an excerpt that refutes the claim supports its opposite
+        j = self.judge.judge(claim, hit.title, abstract, kind="claim", opposite=True)
         s, e = _trimmed(abstract, j.excerpt.best)
         return PaperStance(
             n=n,

@@ -23,6 +23,7 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "extract": frozenset({"title", "abstract", "question"}),
     "stance": frozenset({"title", "passage", "statement", "ask"}),
     "stance_system": frozenset(),
+    "opposite": frozenset({"claim"}),
 }
 
 

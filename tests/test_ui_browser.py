@@ -54,12 +54,17 @@ if not Path(CHROMIUM).exists():  # `make test` installs it; say so rather than f
 
 
 def serve(
-    data_dir: Path, embeddings: Any, corpus: list[Path], chat_model: Any = None, mode: str = "extractive"
+    data_dir: Path,
+    embeddings: Any,
+    corpus: list[Path],
+    chat_model: Any = None,
+    mode: str = "extractive",
+    llm: dict[str, Any] | None = None,
 ) -> Iterator[str]:
     """The UI on ``corpus`` (extractive answers by default), served on 127.0.0.1 while the generator lives."""
     from rag.ui.app import launch
 
-    settings = Settings(data_dir=data_dir, answer={"mode": mode})
+    settings = Settings(data_dir=data_dir, answer={"mode": mode}, llm=llm or {})
     assistant = Assistant(settings, embeddings=embeddings, chat_model=chat_model)
     assistant.ingest(corpus)
     port = free_port()
@@ -664,7 +669,10 @@ def check_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embeddin
     (tmp / "xss.jsonl").write_text(json.dumps(XSS) + "\n")
     corpus = [Assistant.bundled_corpus(), tmp / "xss.jsonl"]
     judge = LabelChatModel(probs=quokka_judge)
-    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, judge, mode="llm")
+    # named as a model the bundled stance head was not fitted on: the fake's label probabilities are then the
+    # stances as they are, and what this tests (the tab) does not move each time the head is refitted
+    llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
+    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, judge, mode="llm", llm=llm)
 
 
 @pytest.fixture

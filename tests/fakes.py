@@ -87,6 +87,45 @@ _JUDGED = re.compile(r"^Paper: (.*?)\nQuestion: ", re.S | re.M)
 _TABLE_CELL = re.compile(r'^Abstract of "(.*?)":\n(.*?)\n\nQuestion: ([^\n]*)\n', re.S | re.M)
 
 
+_OPPOSITE_ASKED = re.compile(r"states the opposite.*\nClaim: (.*)\nOpposite:$", re.S)
+_STATEMENT_ASKED = re.compile(r"as the statement that the answer .*\nQuestion: (.*)\nStatement:$", re.S)
+#: what a fake writes as a claim's opposite (a consistent judge then swaps its yes and no on it)
+NEGATED = "It is false that "
+
+
+def rewrite_asked(prompt: str) -> tuple[str, str] | None:
+    """("opposite", claim) or ("statement", question) when ``prompt`` asks for the stance judge's rewrite of a
+    claim into its opposite (prompts/opposite.md) or of a yes/no question into a claim (prompts/statement.md)."""
+    for name, pattern in (("opposite", _OPPOSITE_ASKED), ("statement", _STATEMENT_ASKED)):
+        m = pattern.search(prompt)
+        if m:
+            return name, m.group(1)
+    return None
+
+
+def label_head() -> Any:
+    """A stance head that passes the model's label probabilities through (supports/refutes/not stated =
+    normalised P(yes)/P(no)/P(not)), the opposite's P(yes) counting against support: tests of the paths that
+    use the judge then do not depend on the numbers of the shipped head, which its benchmarks measure."""
+    import numpy as np
+
+    from rag.answering.stance import FEATURES, StanceHead
+
+    n = len(FEATURES)
+    w = np.zeros((3, n))
+    w[0, FEATURES.index("log p(yes|opposite)/p(yes)")] = -1.0
+    w[1, FEATURES.index("log p(no)/p(yes)")] = 1.0
+    w[2, FEATURES.index("log p(not)/p(yes)")] = 1.0
+    one = {"claim": np.ones(n)}
+    return StanceHead({"claim": w}, {"claim": np.zeros(3)}, {"claim": np.zeros(n)}, one, {"model": "label-head"})
+
+
+def with_label_head(assistant: Any) -> Any:
+    """``assistant`` with its stance judge on :func:`label_head`."""
+    assistant._pipeline.stance.head = label_head()
+    return assistant
+
+
 def judged_paper(prompt: str) -> str | None:
     """The paper text a list-judge prompt shows (title and best sentences), else None."""
     m = _JUDGED.search(prompt)
@@ -161,8 +200,14 @@ class PathsReply:
                 self.said_yes.append(paper)
                 return "Yes"
             return "No"
+        asked = rewrite_asked(prompt)
+        if asked is not None:  # the stance judge's rewrites: the opposite, or the question as a claim
+            return NEGATED + asked[1] if asked[0] == "opposite" else f"It holds that {asked[1].rstrip('?')}."
         if "Yes, No, or Not" in prompt:
-            return self.verdict(prompt)
+            said = self.verdict(prompt)
+            if f"Claim: {NEGATED}" in prompt:  # a consistent judge: yes to the opposite is no to the claim
+                said = {"Yes": "No", "No": "Yes"}.get(said, said)
+            return said
         row = copying_table_reply(prompt)
         return row if row is not None else self.other(prompt)
 
@@ -171,10 +216,12 @@ class LabelChatModel(BaseChatModel):
     """A one-token judge: ``probs(prompt)`` gives P(word) for the first token (sent as logprobs, as llama.cpp's
     server does); records every judge prompt. Asked to write a claim's opposite (prompts/opposite.md), it
     writes ``opposite(claim)`` and records the claim in ``rewrites``; judging that opposite, it is consistent:
-    P(yes) and P(no) of ``probs`` change places. Writing anything else is not what a judge does: it fails."""
+    P(yes) and P(no) of ``probs`` change places. Asked to state a yes/no question (prompts/statement.md), it
+    writes ``statement(question)`` and records the question. Writing anything else is not what a judge does."""
 
     probs: Callable[[str], dict[str, float]]
-    opposite: Callable[[str], str] = lambda claim: f"It is false that {claim}"
+    opposite: Callable[[str], str] = lambda claim: f"{NEGATED}{claim}"
+    statement: Callable[[str], str] = lambda question: f"It holds that {question.rstrip('?')}."
     prompts: list[str] = Field(default_factory=list)
     rewrites: list[str] = Field(default_factory=list)
 
@@ -190,14 +237,15 @@ class LabelChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         prompt = "\n".join(str(m.content) for m in messages)
-        rewrite = re.search(r"states the opposite.*\nClaim: (.*)\nOpposite:$", prompt, re.S)
-        if rewrite and kwargs.get("max_tokens") != 1:
-            self.rewrites.append(rewrite.group(1))
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(self.opposite(rewrite.group(1))))])
+        asked = rewrite_asked(prompt)
+        if asked is not None and kwargs.get("max_tokens") != 1:
+            self.rewrites.append(asked[1])
+            said = self.opposite(asked[1]) if asked[0] == "opposite" else self.statement(asked[1])
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(said))])
         assert kwargs.get("max_tokens") == 1 and kwargs.get("logprobs"), "a judge asks for one token with logprobs"
         self.prompts.append(prompt)
         probs = self.probs(prompt)
-        if "Claim: It is false that " in prompt:  # the default opposite: a consistent judge swaps yes and no
+        if f"Claim: {NEGATED}" in prompt:  # the default opposite: a consistent judge swaps yes and no
             probs = {**probs, "Yes": probs.get("No", 0.0), "No": probs.get("Yes", 0.0)}
         tops = [{"token": w, "logprob": math.log(p)} for w, p in sorted(probs.items(), key=lambda kv: -kv[1]) if p > 0]
         meta = {"logprobs": {"content": [{"token": tops[0]["token"], "top_logprobs": tops}]}}

@@ -14,7 +14,7 @@ from rag import Assistant, CheckEvent, QuestionError, Settings, StanceEvent, Sta
 from rag.answering.check import verdict_of
 from rag.answering.stance import FEATURES, STANCES, StanceHead, excerpt_of, fit_head
 from rag.types import PaperStance
-from tests.fakes import LabelChatModel
+from tests.fakes import NEGATED, LabelChatModel, with_label_head
 
 CLAIM = "WildBox provides 3D bounding box annotations."
 
@@ -113,6 +113,23 @@ def test_no_opposite_is_written_when_the_model_has_no_head(seed_assistant: Any) 
     a._pipeline.stance.head = None  # e.g. a user's own model: its raw label probabilities decide
     a.check(CLAIM)
     assert fake.rewrites == [] and len(fake.prompts) == 2
+
+
+def test_a_question_is_stated_once_and_a_reply_that_is_no_statement_is_refused(seed_assistant: Any) -> None:
+    """``statement_of``: the model's statement of a yes/no question, asked once per question; a reply that is
+    still a question, empty, or the question itself gives None (the caller then keeps the question)."""
+    a, fake = checker(seed_assistant)
+    judge = a._pipeline.stance
+    q = "Does WildBox provide 3D boxes?"
+    assert judge.statement_of(q) == judge.statement_of(f"  {q} ") == "It holds that Does WildBox provide 3D boxes."
+    assert fake.rewrites == [q]
+    a, fake = checker(seed_assistant)
+    fake.statement = lambda question: "Yes, WildBox provides 3D boxes."  # kept as written (measured better)
+    assert a._pipeline.stance.statement_of(q) == "Yes, WildBox provides 3D boxes."
+    for said in ("Does WildBox provide 3D boxes?", "", q.upper(), "Yes.", "No, it does not."):
+        a, fake = checker(seed_assistant)
+        fake.statement = lambda question, said=said: said
+        assert a._pipeline.stance.statement_of(q) is None
 
 
 def test_the_claim_is_data_in_the_prompt_never_the_instruction(seed_assistant: Any) -> None:
@@ -235,3 +252,53 @@ def test_the_head_calibrates_only_the_model_it_was_fitted_on(tmp_path: Path) -> 
         {"supports": 0.6, "refutes": 0.3, "not stated": 0.1}
     )
     assert Assistant(Settings(data_dir=tmp_path))._pipeline.stance.head is fitted
+
+
+# ------------------------------------------------------------------ yes/no answers through the same judge
+YESNO = "Does WildBox provide 3D bounding box annotations?"
+
+
+def test_a_yes_no_question_is_judged_as_its_claim_with_the_opposite(seed_assistant: Any) -> None:
+    """The question is stated as a claim once; the deciding paper is judged on it and on its opposite, on the
+    same excerpt; the answer quotes the sentence the judgement rests on, verbatim and located."""
+    a, fake = checker(seed_assistant)
+    with_label_head(a)
+    answer = a.ask(YESNO, kind="yesno")
+    claim = f"It holds that {YESNO.rstrip('?')}."
+    assert fake.rewrites == [YESNO, claim]  # stated, then its opposite written
+    on_claim = [p for p in fake.prompts if f"Claim: {claim}" in p]
+    on_opposite = [p for p in fake.prompts if f"Claim: {NEGATED}{claim}" in p]
+    assert len(on_claim) == len(on_opposite) == 1 and _excerpt(on_claim[0]) == _excerpt(on_opposite[0])
+    assert "WildBox" in _excerpt(on_claim[0])
+    assert answer.verdict == "yes" and answer.text.startswith("Yes. The abstract states: ")
+    c = answer.citations[0]
+    abstract = next(p.abstract for p in a.papers() if p.paper_id == c.paper_id)
+    assert abstract[c.span[0] : c.span[1]] == c.quote and c.quote.strip() in _excerpt(on_claim[0])
+    assert c.judged == "yes" and c.judge == answer.verdict_probabilities["yes"] > 0.5
+    assert set(answer.verdict_probabilities) == {"yes", "no", "not stated"}
+
+
+def test_a_refuting_paper_answers_no_and_a_sure_not_stated_refuses(seed_assistant: Any) -> None:
+    for said, verdict in (({"Yes": 0.1, "No": 0.8, "Not": 0.1}, "no"), ({"Yes": 0.02, "No": 0.03, "Not": 0.95}, None)):
+        a, _ = checker(seed_assistant, lambda prompt, said=said: said)
+        with_label_head(a)
+        answer = a.ask(YESNO, kind="yesno")
+        if verdict == "no":
+            assert answer.verdict == "no" and answer.text.startswith("No. The abstract states: ")
+        else:
+            assert answer.verdict == "not stated" and answer.refused and answer.citations == []
+            assert answer.verdict_probabilities["not stated"] >= 0.7
+
+
+def test_without_a_head_or_a_statement_the_model_reads_the_question_itself(seed_assistant: Any) -> None:
+    """A model the head was not fitted on, or a question the model cannot state as a claim: one judgement of the
+    question over the evidence (prompts/yesno.md), no opposite."""
+    a, fake = checker(seed_assistant, lambda prompt: {"Yes": 0.7, "No": 0.2, "Not": 0.1})
+    a._pipeline.stance.head = None
+    assert a.ask(YESNO, kind="yesno").verdict == "yes"
+    assert fake.rewrites == [] and len(fake.prompts) == 1 and f"Question: {YESNO}" in fake.prompts[0]
+    a, fake = checker(seed_assistant, lambda prompt: {"Yes": 0.7, "No": 0.2, "Not": 0.1})
+    with_label_head(a)
+    fake.statement = lambda question: question  # no statement: the question itself came back
+    assert a.ask(YESNO, kind="yesno").verdict == "yes"
+    assert fake.rewrites == [YESNO] and len(fake.prompts) == 1 and "Claim:" not in fake.prompts[0]

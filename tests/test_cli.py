@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from rag import Assistant, format_display
 from rag.apps.cli import cli
-from tests.fakes import PathsReply, ScriptedChatModel, cell_prompts, evidence_number, table_cell_prompt
+from tests.fakes import PathsReply, ScriptedChatModel, cell_prompts, evidence_number, table_cell_prompt, with_label_head
 
 DATA = Path(__file__).parent / "data"
 
@@ -234,7 +234,7 @@ WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
 
 def with_fake(seed: Any, reply: Callable[[str], str]) -> tuple[Any, ScriptedChatModel]:
     fake = ScriptedChatModel(reply=reply)
-    return Assistant(seed.settings, embeddings=seed.embeddings, chat_model=fake), fake
+    return with_label_head(Assistant(seed.settings, embeddings=seed.embeddings, chat_model=fake)), fake
 
 
 def invoke(assistant: Any, *args: str) -> Any:

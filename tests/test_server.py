@@ -27,7 +27,7 @@ from rag.apps.cli import cli
 from rag.apps.http_api import create_app
 from rag.settings import Settings, check_bind
 from tests.conftest import free_port
-from tests.fakes import PathsReply, ScriptedChatModel
+from tests.fakes import PathsReply, ScriptedChatModel, with_label_head
 
 DATA = Path(__file__).parent / "data"
 QUESTION = "How many 3D bounding box annotations does WildBox have?"
@@ -344,10 +344,12 @@ def paths_reply() -> PathsReply:
 def llm_assistant(small_assistant: Assistant, paths_reply: PathsReply) -> Assistant:
     """The 10 test abstracts, answered with the LLM (a fake that serves every answer path)."""
     answer = small_assistant.settings.answer.model_copy(update={"mode": "llm"})
-    return Assistant(
-        small_assistant.settings.model_copy(update={"answer": answer}),
-        embeddings=small_assistant.embeddings,
-        chat_model=ScriptedChatModel(reply=paths_reply),
+    return with_label_head(
+        Assistant(
+            small_assistant.settings.model_copy(update={"answer": answer}),
+            embeddings=small_assistant.embeddings,
+            chat_model=ScriptedChatModel(reply=paths_reply),
+        )
     )
 
 

@@ -31,6 +31,7 @@ from tests.fakes import (
     copying_table_reply,
     evidence_number,
     table_cell_prompt,
+    with_label_head,
 )
 
 WILDBOX_Q = "How many 3D bounding box annotations does WildBox have?"
@@ -48,7 +49,7 @@ def wildbox_reply(prompt: str) -> str:
 def with_fake(seed: Any, reply: Callable[[str], str], **settings: Any) -> tuple[Assistant, ScriptedChatModel]:
     fake = ScriptedChatModel(reply=reply)
     s = seed.settings.model_copy(update=settings) if settings else seed.settings
-    return Assistant(s, embeddings=seed.embeddings, chat_model=fake), fake
+    return with_label_head(Assistant(s, embeddings=seed.embeddings, chat_model=fake)), fake
 
 
 def fn(app: gr.Blocks, name: str) -> Callable[..., Any]:

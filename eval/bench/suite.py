@@ -79,6 +79,7 @@ BENCHMARKS = {
     "stance-train": "stance_train",
     "titles": "titles",
     "variants": "variants",
+    "yesno-probe": "yesno_probe",
 }
 
 # versions recorded with every run: what moves the figures

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 
-from rag.answering.stance import StanceJudge
+from rag.answering.stance import StanceJudge, trimmed_span
 from rag.events import CheckEvent, StanceEvent
 from rag.types import ClaimCheck, ClaimVerdict, PaperStance, SearchHit
 
@@ -44,7 +44,7 @@ class ClaimChecker:
         abstract = hit.abstract or hit.text
         # also asked the other way round: an excerpt that refutes the claim supports its opposite
         j = self.judge.judge(claim, hit.title, abstract, kind="claim", opposite=True)
-        s, e = _trimmed(abstract, j.excerpt.best)
+        s, e = trimmed_span(abstract, j.excerpt.best)
         return PaperStance(
             n=n,
             paper_id=hit.paper_id,
@@ -84,13 +84,3 @@ class ClaimChecker:
                 },
             )
         )
-
-
-def _trimmed(text: str, span: tuple[int, int]) -> tuple[int, int]:
-    """``span`` without the whitespace at its ends (so ``text[s:e]`` is exactly the quote)."""
-    s, e = span
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e

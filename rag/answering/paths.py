@@ -5,8 +5,11 @@ Each path (:class:`~rag.answering.answers.AnswerPath`) yields typed events (rag.
 or a verbatim quote.
 
 * **lookup** (:class:`~rag.answering.lookup.Lookup`): one answer written from the evidence, then verified.
-* **yes/no** (:class:`YesNo`): the evidence is read once and the model gives one token; the probabilities of "Yes",
-  "No" and "Not" (stated) decide, and the answer quotes the evidence sentence that decides it.
+* **yes/no** (:class:`YesNo`): the question, stated as a claim by the model ("Does X raise Y?" -> "X raises Y."),
+  goes to the stance judge with its opposite on the deciding paper, as a claim check does: supports -> yes,
+  refutes -> no, and "not stated" only when the judge is sure of it; the answer quotes the sentence it rests on.
+  Without the judge's head (a model it was not fitted on), the evidence is read once and the model's
+  probabilities of "Yes", "No" and "Not" (stated) decide.
 * **list** (:class:`ListAnswer`): every paper of the (filtered) collection is a candidate when it is small,
   else the most relevant ones by hybrid retrieval; each is judged on its own best sentences by a one-token yes/no
   judgement of the list question turned into a question about one paper ("Which papers use RL?" ->
@@ -47,6 +50,7 @@ from rag.answering.lookup import Lookup
 from rag.answering.names import named_papers
 from rag.answering.pipeline import AnswerPipeline, Preparation, Prepared
 from rag.answering.reasoning import ThinkFilter, split_reasoning
+from rag.answering.stance import trimmed_span
 from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
 from rag.corpus.tokens import exact_terms, title_names
@@ -64,6 +68,10 @@ class YesNo(AnswerPath):
 
     kind = "yesno"
     preparation = Preparation(prompt="yesno")
+    #: the judge's P(not stated) from which a yes/no question is answered "not stated" (else yes or no, whichever
+    #: is likelier): PubMedQA's "maybe" is rare, and below this the judge's not-stated is mostly a hedge
+    #: (docs/benchmarks.md, `bench yesno-probe`)
+    NOT_STATED_AT = 0.7
 
     def decide(self, probs: dict[str, float]) -> Verdict:
         """The verdict from the model's P(yes), P(no), P(not stated), shifted by the calibrated biases."""
@@ -77,6 +85,26 @@ class YesNo(AnswerPath):
         }
         return max(scores, key=lambda v: scores[v])
 
+    def judged(self, prep: Prepared, ev: Evidence) -> tuple[Verdict, dict[str, float], tuple[int, int] | None, int]:
+        """The verdict of the stance judge on ``ev``'s paper, its probabilities (yes, no, not stated), the sentence
+        the judgement rests on (None: keep the deciding sentence) and the prompt tokens; the model's own label
+        probabilities when the judge has no head or the question cannot be stated as a claim."""
+        judge = self.pipeline.stance
+        statement = judge.statement_of(prep.standalone) if judge.head is not None else None
+        if statement is None:
+            probs, usage = label_probabilities(self.pipeline.chat(), prep.messages, ("yes", "no", "not"))
+            shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
+            return self.decide(probs), shown, None, int(usage.get("input_tokens") or prep.prompt_tokens)
+        j = judge.judge(statement, ev.title, ev.abstract, kind="claim", opposite=True)
+        p = j.probabilities
+        shown = {"yes": p["supports"], "no": p["refutes"], "not stated": p["not stated"]}
+        verdict: Verdict = (
+            "not stated"
+            if p["not stated"] >= self.NOT_STATED_AT
+            else ("yes" if p["supports"] >= p["refutes"] else "no")
+        )
+        return verdict, shown, trimmed_span(ev.abstract, j.excerpt.best), j.prompt_tokens
+
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()
         prep, pipeline, mode = prepared, self.pipeline, query.mode
@@ -85,14 +113,14 @@ class YesNo(AnswerPath):
             return
         n, span = _deciding_sentence(pipeline, prep)
         ev = next(e for e in prep.evidence if e.n == n)
-        usage: dict[str, Any] = {}
         verdict: Verdict | None = None
         shown: dict[str, float] = {}
+        tokens = prep.prompt_tokens
         if mode == "llm":
             yield StepEvent("judging")
-            probs, usage = label_probabilities(pipeline.chat(), prep.messages, ("yes", "no", "not"))
-            verdict = self.decide(probs)
-            shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
+            verdict, shown, rests_on, tokens = self.judged(prep, ev)
+            if rests_on is not None and rests_on[0] < rests_on[1]:
+                span = rests_on
         sentence = ev.sentence(span)
         if verdict == "not stated":
             yield AnswerEvent(
@@ -113,7 +141,7 @@ class YesNo(AnswerPath):
             sources=pipeline.ordered_sources(prep),
             sentences=[AnswerSentence(text=sentence, citations=(n,), support=1.0, supported=True)],
             timings=_timings(prep, t0),
-            tokens={"prompt": int(usage.get("input_tokens") or prep.prompt_tokens), "completion": 1},
+            tokens={"prompt": tokens, "completion": 1},
             kind="yesno",
             verdict=verdict,
             verdict_probabilities=shown,

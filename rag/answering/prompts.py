@@ -24,6 +24,7 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "stance": frozenset({"title", "passage", "statement", "ask"}),
     "stance_system": frozenset(),
     "opposite": frozenset({"claim"}),
+    "statement": frozenset({"question"}),
 }
 
 

@@ -50,7 +50,6 @@ from rag.answering.lookup import Lookup
 from rag.answering.names import named_papers
 from rag.answering.pipeline import AnswerPipeline, Preparation, Prepared
 from rag.answering.reasoning import ThinkFilter, split_reasoning
-from rag.answering.stance import trimmed_span
 from rag.answering.verify import Evidence, SentenceVerdict, as_claims, render, verify_answer
 from rag.corpus import count_tokens
 from rag.corpus.tokens import exact_terms, title_names
@@ -85,16 +84,17 @@ class YesNo(AnswerPath):
         }
         return max(scores, key=lambda v: scores[v])
 
-    def judged(self, prep: Prepared, ev: Evidence) -> tuple[Verdict, dict[str, float], tuple[int, int] | None, int]:
-        """The verdict of the stance judge on ``ev``'s paper, its probabilities (yes, no, not stated), the sentence
-        the judgement rests on (None: keep the deciding sentence) and the prompt tokens; the model's own label
-        probabilities when the judge has no head or the question cannot be stated as a claim."""
+    def judged(self, prep: Prepared, ev: Evidence) -> tuple[Verdict, dict[str, float], int]:
+        """The verdict of the stance judge on ``ev``'s paper, its probabilities (yes, no, not stated) and the prompt
+        tokens; the model's own label probabilities when the judge has no head or the question cannot be stated
+        as a claim. (The answer quotes the evidence sentence closest to the question, :func:`_deciding_sentence`:
+        the sentence closest to the model's statement of it read worse on the gold set.)"""
         judge = self.pipeline.stance
         statement = judge.statement_of(prep.standalone) if judge.head is not None else None
         if statement is None:
             probs, usage = label_probabilities(self.pipeline.chat(), prep.messages, ("yes", "no", "not"))
             shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
-            return self.decide(probs), shown, None, int(usage.get("input_tokens") or prep.prompt_tokens)
+            return self.decide(probs), shown, int(usage.get("input_tokens") or prep.prompt_tokens)
         j = judge.judge(statement, ev.title, ev.abstract, kind="claim", opposite=True)
         p = j.probabilities
         shown = {"yes": p["supports"], "no": p["refutes"], "not stated": p["not stated"]}
@@ -103,7 +103,7 @@ class YesNo(AnswerPath):
             if p["not stated"] >= self.NOT_STATED_AT
             else ("yes" if p["supports"] >= p["refutes"] else "no")
         )
-        return verdict, shown, trimmed_span(ev.abstract, j.excerpt.best), j.prompt_tokens
+        return verdict, shown, j.prompt_tokens
 
     def events(self, query: Query, prepared: Prepared) -> Iterator[Event]:
         t0 = time.perf_counter()
@@ -118,9 +118,7 @@ class YesNo(AnswerPath):
         tokens = prep.prompt_tokens
         if mode == "llm":
             yield StepEvent("judging")
-            verdict, shown, rests_on, tokens = self.judged(prep, ev)
-            if rests_on is not None and rests_on[0] < rests_on[1]:
-                span = rests_on
+            verdict, shown, tokens = self.judged(prep, ev)
         sentence = ev.sentence(span)
         if verdict == "not stated":
             yield AnswerEvent(

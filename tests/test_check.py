@@ -273,7 +273,7 @@ def test_a_yes_no_question_is_judged_as_its_claim_with_the_opposite(seed_assista
     assert answer.verdict == "yes" and answer.text.startswith("Yes. The abstract states: ")
     c = answer.citations[0]
     abstract = next(p.abstract for p in a.papers() if p.paper_id == c.paper_id)
-    assert abstract[c.span[0] : c.span[1]] == c.quote and c.quote.rstrip('.') in answer.text
+    assert abstract[c.span[0] : c.span[1]] == c.quote and c.quote.rstrip(".") in answer.text
     assert c.judged == "yes" and c.judge == answer.verdict_probabilities["yes"] > 0.5
     assert set(answer.verdict_probabilities) == {"yes", "no", "not stated"}
 

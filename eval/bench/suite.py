@@ -63,6 +63,7 @@ BENCHMARKS = {
     "evidence": "evidence",
     "filter": "filter",
     "freshness": "freshness",
+    "hidden-probe": "hidden_probe",
     "kinds": "kinds",
     "list-judge": "list_judge",
     "lists": "lists",

@@ -36,7 +36,7 @@ from rag import Assistant, get_settings
 from rag.answering import stance as S
 from rag.evaluation.bench._shared import shared_data
 from rag.evaluation.bench._stance import Pair, pairs
-from rag.evaluation.bench.stance_train import judge_for, markdown, pair_features
+from rag.evaluation.bench.stance_train import judge_for, markdown, pair_features, scores
 from rag.evaluation.bench.suite import Output
 
 NEEDS_LLM = True
@@ -53,6 +53,7 @@ class _Embedder:
     """A llama-server on the default GGUF serving last-token embeddings of whole prompts."""
 
     def __init__(self, settings: Any, port: int) -> None:
+        from rag.models.llm_child import http_status
         from rag.models.local_llm import ensure_model
         from rag.models.native_llm import find_server
 
@@ -78,12 +79,12 @@ class _Embedder:
             p.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_LAST
             p.hostnames, p.port = ["127.0.0.1"], port
             self.server = xllamacpp.Server(p)
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"{self.url}/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
+        deadline = time.monotonic() + 120
+        while http_status(f"{self.url}/health", 2.0) != 200:
+            if time.monotonic() > deadline or (self.proc is not None and self.proc.poll() is not None):
+                self.stop()
+                raise SystemExit(f"the embedding server at {self.url} did not start")
+            time.sleep(0.5)
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         req = urllib.request.Request(
@@ -175,23 +176,19 @@ def _fit_full(x: np.ndarray, y: np.ndarray, lam: float, iters: int = 1000) -> An
 
 
 def _balanced(pred: np.ndarray, y: np.ndarray) -> float:
-    return float(np.mean([((pred == k) & (y == k)).sum() / max((y == k).sum(), 1) for k in range(3)]))
+    """Mean recall of the three stances (a stance absent from ``y`` counts 0)."""
+    return float(np.mean([(pred[y == k] == k).mean() if (y == k).any() else 0.0 for k in range(3)]))
 
 
 def _scores(prob: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """stance-train's scores, the balanced accuracy, and the claim check's error rates: a stance taken for its
+    opposite, and a not-stated pair decided."""
     pred = prob.argmax(axis=1)
-    recall = [((pred == k) & (y == k)).sum() / max((y == k).sum(), 1) for k in range(3)]
-    return {
-        "n": len(y),
-        "accuracy": round(float((pred == y).mean()), 3),
-        "balanced accuracy": round(_balanced(pred, y), 3),
-        "recall supports": round(float(recall[0]), 2),
-        "recall refutes": round(float(recall[1]), 2),
-        "recall not stated": round(float(recall[2]), 2),
-        "supports called refutes": round(float(((pred == 1) & (y == 0)).sum() / max((y == 0).sum(), 1)), 2),
-        "refutes called supports": round(float(((pred == 0) & (y == 1)).sum() / max((y == 1).sum(), 1)), 2),
-        "not stated decided": round(float(((pred != 2) & (y == 2)).sum() / max((y == 2).sum(), 1)), 2),
-    }
+    out = scores(prob, y) | {"balanced accuracy": round(_balanced(pred, y), 3)}
+    for name, truth, said in (("supports called refutes", 0, 1), ("refutes called supports", 1, 0)):
+        out[name] = round(float((pred[y == truth] == said).mean()), 2) if (y == truth).any() else None
+    out["not stated decided"] = round(float((pred[y == 2] != 2).mean()), 2) if (y == 2).any() else None
+    return out
 
 
 def _chosen(x: np.ndarray, y: np.ndarray, grid: list[tuple[Any, ...]], fit: Any) -> tuple[float, tuple[Any, ...]]:
@@ -227,7 +224,13 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     )
     cv, params = _chosen(xt, yt, [(lam,) for lam in (0.01, 0.1, 1.0, 3.0)], _fit_full)
     figures[f"hidden state, 1536 dims, L2 {params[0]:g} (cv {cv:.3f})"] = _scores(_fit_full(xt, yt, *params)(xd), yd)
-    rows = [[name, *f.values()] for name, f in figures.items() if isinstance(f, dict)]
-    cols = ["head", *next(iter(f for f in figures.values() if isinstance(f, dict))).keys()]
-    out.table(f"SciFact dev claim pairs, trained on {len(train)} train pairs", markdown(cols, rows))
+    cols = ["accuracy", "balanced accuracy", "recall", "supports called refutes", "refutes called supports"]
+    cols += ["not stated decided", "share ratio"]
+
+    def cell(value: Any) -> Any:
+        return " / ".join(f"{v:.2f}" for v in value.values()) if isinstance(value, dict) else value
+
+    rows = [[name, *(cell(f[c]) for c in cols)] for name, f in figures.items() if isinstance(f, dict)]
+    head_row = ["head", *(c if c != "recall" else "recall supports / refutes / not stated" for c in cols)]
+    out.table(f"SciFact dev claim pairs, trained on {len(train)} train pairs", markdown(head_row, rows))
     return figures

@@ -7,13 +7,6 @@ print({k:len(v) for k,v in by.items()})
 for k,v in by.items():
     ps=np.array([r['p']['supports'] for r in v]); wr=np.mean([r['word_rules_shown'] for r in v])
     print(k, 'word rules shown', round(wr,2), 'P(sup) mean', round(ps.mean(),3), 'stance', {s: sum(r['stance']==s for r in v) for s in ('supports','refutes','not stated')})
-# gate: shown if word rules shown AND P(supports) >= t
-for t in (0.2,0.3,0.35,0.4,0.45,0.5):
-    row=[]
-    for k in ('true','number','entity','negation'):
-        v=by[k]; sh=np.mean([r['word_rules_shown'] and r['p']['supports']>=t for r in v])
-        row.append(f"{k} {'shown' if k=='true' else 'rejected'} {sh if k=='true' else 1-sh:.2f}")
-    print('t',t,' | '.join(row))
 def auc(pos, neg):
     pos, neg = np.asarray(pos), np.asarray(neg)
     return float(((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (len(pos) * len(neg)))
@@ -21,8 +14,7 @@ t_ps = [r['p']['supports'] for r in by['true']]
 for k in ('number', 'entity', 'negation'):
     print('AUC P(supports) true vs', k, round(auc(t_ps, [r['p']['supports'] for r in by[k]]), 3),
           '| among word-rule-shown:', round(auc([r['p']['supports'] for r in by['true'] if r['word_rules_shown']], [r['p']['supports'] for r in by[k] if r['word_rules_shown']] or [0]), 3), sum(r['word_rules_shown'] for r in by[k]))
-# the threshold keeping >= 0.95 of true shown
-ts = sorted(r['p']['supports'] for r in by['true'] if r['word_rules_shown'])
+# gate: shown when the word rules show it AND P(supports) >= t
 for t in np.linspace(0, 0.6, 13):
     sh = np.mean([r['word_rules_shown'] and r['p']['supports'] >= t for r in by['true']])
     ent = 1 - np.mean([r['word_rules_shown'] and r['p']['supports'] >= t for r in by['entity']])

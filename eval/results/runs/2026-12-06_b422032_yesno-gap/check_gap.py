@@ -8,7 +8,7 @@ random.Random(7).shuffle(rows)
 rows = rows[:int(sys.argv[1])]
 a = Assistant.from_settings(pubmedqa_settings(get_settings()))
 j = a._pipeline.stance
-out = open('rows.jsonl', 'a')
+out = open(sys.argv[2], 'a')  # e.g. a new file beside this script's rows.jsonl
 for i, r in enumerate(rows):
     it = items[r['id']]
     t = time.time()

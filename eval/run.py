@@ -404,7 +404,8 @@ def score_cells(
                 if c.value is None:
                     continue
                 run.values += 1
-                if not M.value_supported(c.quote, abstracts.get(r.paper_id, "")):
+                titled = c.quote.strip() != "" and " ".join(c.quote.split()) == " ".join(r.title.split())
+                if not (titled or M.value_supported(c.quote, abstracts.get(r.paper_id, ""))):
                     run.unsupported.append(
                         UnsupportedValue(paper_id=r.paper_id, attribute=c.attribute, value=c.value, quote=c.quote)
                     )

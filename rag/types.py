@@ -130,6 +130,7 @@ class SearchHit(BaseModel):
     abstract: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
     rank: int | None = Field(default=None, description="1-based position in the fused (RRF) ranking.")
+    title_derived: bool = Field(default=False, description="True when the title was derived from the abstract.")
 
     @property
     def match(self) -> str:
@@ -181,6 +182,7 @@ def paper_hit(paper: Paper) -> SearchHit:
         end=len(paper.abstract),
         score=0.0,
         abstract=paper.abstract,
+        title_derived=paper.title_derived,
         metadata={
             **paper.metadata,
             **{k: v for k, v in (("venue", paper.venue), ("year", paper.year)) if v is not None},
@@ -471,8 +473,12 @@ class TableCell(BaseModel):
 
     attribute: str
     value: str | None = Field(default=None, description="None: the abstract does not state it (never guessed).")
-    quote: str = Field(default="", description="The supporting sentence, verbatim from the abstract.")
-    span: tuple[int, int] | None = Field(default=None, description="Character span of the quote in the abstract.")
+    quote: str = Field(
+        default="", description="The supporting sentence, verbatim from the abstract, or the paper's given title."
+    )
+    span: tuple[int, int] | None = Field(
+        default=None, description="Character span of the quote in the abstract (None when the title states it)."
+    )
 
     @property
     def stated(self) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rag.answering.attributes import fits_paper, kind_of, question_for, value_fits
+from rag.answering.attributes import fits_paper, fits_sentence, kind_of, question_for, value_fits
 from rag.answering.table import _parse_answer
 from rag.assistant import Assistant
 from rag.errors import QuestionError
@@ -48,6 +48,11 @@ def test_a_result_needs_a_figure_and_a_dataset_or_metric_needs_a_name() -> None:
     assert not value_fits("metric", "end-to-end vulnerability discovery and reverse-engineering capabilities")
     assert not value_fits("model size", "large") and value_fits("model size", "7B parameters")
     assert value_fits("task", "anything at all") and value_fits("colour of the logo", "blue")  # no check
+    # a number inside a name is no result; the size of the data is none either
+    assert not value_fits("best result", "pass@k improves while pass@1 degrades") and not value_fits("score", "GPT-4")
+    sentence = "It holds 12,326 failed trajectories across 26 benchmarks; our method solves 65 of 100 challenges."
+    assert not fits_sentence("best result", "12,326", sentence) and not fits_sentence("result", "26", sentence)
+    assert fits_sentence("best result", "65", sentence) and fits_sentence("dataset size", "12,326", sentence)
 
 
 def test_an_answer_is_its_first_line_without_an_echoed_label_or_frame() -> None:
@@ -111,6 +116,118 @@ def test_attributes_that_ask_the_same_question_share_one_model_call(seed_assista
     (row,) = a.table("dataset, benchmarks, task", query="WildBox 3D detection of wildlife from drone video", k=1).rows
     # the paper's own name is its dataset (the abstract introduces it as one), never its task
     assert [c.value for c in row.cells] == ["WildBox", "WildBox", None] and len(cell_prompts(fake.prompts)) == 2
+
+
+def test_data_the_abstract_describes_is_asked_for_again_when_the_model_says_not_stated(seed_assistant: Any) -> None:
+    attrs = ["dataset", "task"]
+    query = "Discrete Latent Reasoning latent tokens reasoning benchmarks"
+
+    def reply(prompt: str) -> str:
+        if '"not stated"' in prompt:  # the small model's habit: data described rather than named is "not stated"
+            return "not stated"
+        # asked again without that option; the model echoes the question's frame before the words
+        return "DLR experiments are run on five reasoning benchmarks"
+
+    fake = ScriptedChatModel(reply=judging("Discrete Latent Reasoning", reply))
+    a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+    (row,) = a.table(", ".join(attrs), query=query, k=1).rows
+    dataset, task = row.cells
+    assert dataset.value == "five reasoning benchmarks" and "Experiments on five reasoning benchmarks" in dataset.quote
+    assert task.value is None  # a task is not asked again: "not stated" stands
+    asked = [asked_attribute(p, attrs) for p in cell_prompts(fake.prompts)]
+    assert asked == ["dataset", "dataset", "task"]
+
+
+def test_an_answer_again_that_echoes_the_question_or_no_sentence_holds_stays_not_stated(seed_assistant: Any) -> None:
+    for second in ("a named dataset or benchmark", "twelve medical imaging corpora"):
+        reply = judging("WildBox", lambda p, s=second: "not stated" if '"not stated"' in p else s)
+        fake = ScriptedChatModel(reply=reply)
+        a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+        table = a.table("dataset", query="WildBox 3D detection of wildlife from drone video", k=1)
+        assert table.rows[0].cells[0].value is None and table.timings["values_dropped"] == 1, second
+
+
+def test_a_value_is_found_in_another_form_of_its_words_or_an_acronym_the_abstract_defines() -> None:
+    from rag.answering.evidence import evidence_spans
+    from rag.answering.table import _locate, _same_word
+    from rag.corpus.titles import acronym_definitions
+
+    abstract = (
+        "Modern large language models (LLMs) often exhibit overconfident errors. Existing methods rely on retraining. "
+        "Experiments across multiple LLMs show consistent improvements in calibration metrics."
+    )
+    assert acronym_definitions(abstract) == [("large language models", "LLMs")]
+    spans = evidence_spans(abstract)
+    span = _locate("Improving calibration in large language models", abstract, spans, abstract)
+    assert span is not None and abstract[span[0] : span[1]].startswith("Experiments across multiple LLMs")
+    assert _locate("Improving robustness in vision models", abstract, spans, abstract) is None
+    assert _same_word("formalizing", "formalize") and _same_word("classification", "classifier")
+    assert not _same_word("generative", "generalization") and not _same_word("2019", "2018")
+    assert _same_word("sampling", "samples") and not _same_word("attention", "attacks")
+
+
+def test_a_value_its_given_title_states_is_quoted_from_the_title_but_never_from_a_derived_one(
+    make_settings: Any, embeddings: Any, tmp_path: Any
+) -> None:
+    import json
+
+    record = {
+        "id": "af1",
+        "title": "Stable Autofocus with Focal Consistency Loss",
+        "abstract": "Cameras on phones must focus fast. We train a network on 3,000 focal stacks. It converges in "
+        "fewer steps than prior work, and the images it selects are sharper than those of contrast search.",
+    }
+    corpus = tmp_path / "titled.jsonl"
+    corpus.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    fake = ScriptedChatModel(reply=lambda prompt: "Stable autofocus")
+    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
+    a.ingest([corpus])
+    (row,) = a.table("task").rows
+    (cell,) = row.cells
+    assert cell.value == "Stable autofocus" and cell.quote == record["title"] and cell.span is None
+    # the bundled abstracts come without titles: a title derived from the abstract is our words, never a source
+    from rag.answering.evidence import evidence_spans
+    from rag.answering.table import _stating
+    from rag.types import SearchHit
+
+    given = SearchHit(paper_id="af1", chunk_id="c", title=record["title"], text="", start=0, end=0, score=0.0)
+    given = given.model_copy(update={"abstract": record["abstract"]})
+    spans = evidence_spans(record["abstract"])
+    assert _stating("Stable autofocus", given, spans, record["abstract"], []) == (
+        "Stable autofocus",
+        record["title"],
+        None,
+    )
+    derived = given.model_copy(update={"title_derived": True})
+    assert _stating("Stable autofocus", derived, spans, record["abstract"], []) is None
+    assert _stating("Robust tracking", given, spans, record["abstract"], []) is None
+
+
+def test_a_finding_the_model_joined_from_two_sentences_is_shown_in_the_abstracts_own_words() -> None:
+    from rag.answering.evidence import evidence_spans
+    from rag.answering.table import _same_word, _stating
+    from rag.types import SearchHit
+
+    abstract = (
+        "We present a spatially adaptive network that samples a sparse set of feature locations. "
+        "In addition, the presented network is shown to save substantial computation while maintaining accuracy "
+        "over a variety of computer vision tasks."
+    )
+    hit = SearchHit(paper_id="p", chunk_id="c", title="", text="", start=0, end=0, score=0.0, abstract=abstract)
+    spans = evidence_spans(abstract)
+    joined = (
+        "the spatially adaptive sampling-based network reduces computation while maintaining accuracy on vision tasks"
+    )
+    value, quote, span = _stating(joined, hit, spans, abstract, []) or ("", "", None)
+    assert value == (
+        "the presented network is shown to save substantial computation while maintaining accuracy over a variety "
+        "of computer vision tasks"
+    )
+    assert quote.startswith("In addition, the presented network") and span is not None
+    assert abstract[span[0] : span[1]] == quote
+    # a short value gets no sentence in its place: it is located as it is, or not stated
+    assert _stating("adaptive sparse attention", hit, spans, abstract, []) is None
+    assert _same_word("sampling-based", "sampling") and not _same_word("data-driven", "drive")
 
 
 # ---------------------------------------------------------------------------------------------- rows by query

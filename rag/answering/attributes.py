@@ -112,6 +112,32 @@ def has_number(value: str) -> bool:
     return bool(numbers(value))
 
 
+# a number that is part of a name: "pass@1", "top-1", "GPT-4", "AP-BEV@0.50" (a metric's or model's variant)
+_NAME_NUMBER = re.compile(r"(?<=[A-Za-z])[@-]\d+(?:[.,]\d+)*")
+
+
+def figures(value: str) -> set[str]:
+    """The numbers of ``value`` that stand on their own, not inside a name ("pass@1" has none, "8.68 AP@50" 8.68)."""
+    return numbers(_NAME_NUMBER.sub(" ", value))
+
+
+def has_figure(value: str) -> bool:
+    """A result: a number of its own ("8.68±0.47 AP-BEV@0.50", "seven of ten tasks"), not only a name's digits."""
+    return bool(figures(value))
+
+
+def counts_data(value: str, sentence: str) -> bool:
+    """Every figure of ``value`` counts data in ``sentence`` ("12,326 failed trajectories", "three environments"):
+    the size of what was used, not a result."""
+    counted = {
+        n
+        for m in re.finditer(rf"(\S+)(?=\s+(?:[\w-]+\s+){{0,2}}?{_DATA_NOUN.pattern})", sentence, re.I)
+        for n in figures(m.group(1))
+    }
+    found = figures(value)
+    return bool(found) and found <= counted
+
+
 def is_data(value: str) -> bool:
     """Names data: a proper name (WildBox, ImageNet-1k) or a noun for data ("real patient data",
     "five reasoning benchmarks"), not a field or a task ("3D biomedical image segmentation")."""
@@ -134,6 +160,11 @@ class AttributeKind:
     #: the paper's own named contribution as a value: "any" (allowed), "if data" (only when the abstract
     #: introduces it as data), "never"; "not data": no name the abstract introduces as data
     own_work: Literal["any", "if data", "never", "not data"] = "any"
+    #: a description fills it ("five reasoning benchmarks"): when the model says "not stated", it is asked
+    #: again without that option, and the value check (``check``) and the sentence that holds it decide
+    described: bool = False
+    #: a result: a figure that counts the data in its sentence ("12,326 trajectories") is a size, not a result
+    result: bool = False
 
     def matches(self, attribute: str) -> bool:
         return re.search(rf"\b(?:{self.words})\b", attribute.lower()) is not None
@@ -154,13 +185,15 @@ KINDS: tuple[AttributeKind, ...] = (
     AttributeKind(
         words=r"results?|scores?|accuracy|performance|improvements?|gains?|speed-?ups?",
         question="What is the best {attribute} the paper reports (a number)?",
-        check=has_number,
+        check=has_figure,
+        result=True,
     ),
     AttributeKind(
         words=r"datasets?|data ?sets?|benchmarks?|corpus|corpora",
         question="What data are the paper's experiments run on (a named dataset or benchmark, or a description)?",
         check=is_data,
         own_work="if data",
+        described=True,
     ),
     AttributeKind(words=r"tasks?|problems?", question="What task or problem does the paper address?", own_work="never"),
     AttributeKind(
@@ -172,6 +205,8 @@ KINDS: tuple[AttributeKind, ...] = (
     AttributeKind(
         words=r"domains?|field|application",
         question="What kind of data or application area do the paper's experiments concern?",
+        own_work="never",
+        described=True,
     ),
     AttributeKind(
         words=r"findings?|conclusions?|claims?|contributions?",
@@ -190,6 +225,19 @@ def value_fits(attribute: str, value: str) -> bool:
     """Whether ``value`` is of the attribute's kind (always, for an attribute of no known kind)."""
     kind = kind_of(attribute)
     return kind is None or kind.check is None or kind.check(value)
+
+
+def fits_sentence(attribute: str, value: str, sentence: str) -> bool:
+    """Whether ``value`` is of the attribute's kind as ``sentence`` (the one that states it) uses it: a result is
+    not a count of the data (:func:`counts_data`)."""
+    kind = kind_of(attribute)
+    return not (kind is not None and kind.result and counts_data(value, sentence))
+
+
+def described(attribute: str) -> bool:
+    """Whether a description of the attribute fills its cell (see :attr:`AttributeKind.described`)."""
+    kind = kind_of(attribute)
+    return kind is not None and kind.described and (kind.check is not None or kind.own_work != "any")
 
 
 def question_for(attribute: str) -> str:

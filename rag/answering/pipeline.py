@@ -138,6 +138,8 @@ class AnswerPipeline:
         self.judge_template = load_prompt("judge")
         self.judge_system = load_prompt("judge_system").strip()
         self.extract_template = load_prompt("extract")
+        #: the same question without the "not stated" option, for an attribute a description can fill
+        self.extract_described_template = load_prompt("extract_described")
         #: the one calibrated judge of "does this passage support this statement?" (its head fitted for one model)
         head = head_for(settings.llm.model, own_file=settings.llm.gguf is not None)
         self.stance = StanceJudge(self.chat, self.scorer, head, sentences=settings.check.sentences)

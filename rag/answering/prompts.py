@@ -21,6 +21,7 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "judge": frozenset({"question", "paper"}),
     "judge_system": frozenset(),
     "extract": frozenset({"title", "abstract", "question"}),
+    "extract_described": frozenset({"title", "abstract", "question"}),
     "stance": frozenset({"title", "passage", "statement", "ask"}),
     "stance_system": frozenset(),
     "opposite": frozenset({"claim"}),

@@ -6,10 +6,17 @@ The model reads one abstract and answers one question per attribute (the attribu
 time was right more often than one form for all attributes (table cells 0.723 against 0.564 on the gold
 cells, docs/benchmarks.md) and costs no more: the abstract leads every prompt, so the server reuses its
 computed prefix and only the question and answer are new. Each value is then looked for in the
-abstract's sentences: the sentence holding most of its words (and every number and name it has, checked
-as answers are: :func:`rag.answering.facts.fact_problems`) becomes the cell's quote and span. A value no
-sentence holds is dropped and the cell shows "not stated": a cell is never guessed. Nor is a value the
-token limit cut off, nor one of the wrong kind for its paper (:func:`rag.answering.attributes.fits_paper`).
+abstract's sentences: the sentence holding most of its words (in any form of the word, an acronym the abstract
+defines standing for its long form; and every number and name it has, checked as answers are:
+:func:`rag.answering.facts.fact_problems`) becomes the cell's quote and span. A title the paper was given
+(never one derived from its abstract) is a source too: its quote is the title, with no span. A long clause
+(a finding) that no sentence holds is the model joining sentences: the sentence holding half of it is shown
+in its place, in the abstract's words. Any other value no source holds is dropped and the cell shows "not
+stated": a cell is never guessed. Nor is a value the token limit cut off, nor one of the wrong kind for its
+paper (:func:`rag.answering.attributes.fits_paper`) or its sentence (a result that counts the data,
+:func:`rag.answering.attributes.fits_sentence`). Data that the abstract describes rather than names is often
+"not stated" to the model: such an attribute is asked again without that option
+(:func:`rag.answering.attributes.described`).
 
 With a query, the rows are the papers that match it, found as a list question's are
 (:func:`rag.answering.paths.find_candidates`) and each confirmed by the same list judge
@@ -20,6 +27,7 @@ nothing last.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -27,7 +35,7 @@ from typing import ClassVar
 
 from langchain_core.messages import HumanMessage
 
-from rag.answering.attributes import fits_paper, question_for, value_fits
+from rag.answering.attributes import described, fits_paper, fits_sentence, question_for, value_fits
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
 from rag.answering.kinds import topic_predicate
@@ -35,6 +43,7 @@ from rag.answering.paths import Candidates, judge_candidate
 from rag.answering.pipeline import AnswerPipeline
 from rag.answering.reasoning import split_reasoning
 from rag.corpus import normalise_text
+from rag.corpus.titles import acronym_definitions
 from rag.corpus.tokens import key_terms
 from rag.events import RowEvent, TableEvent, TableStatusEvent, TableStreamEvent
 from rag.types import AnswerMode, SearchHit, Table, TableCell, TableRow
@@ -65,7 +74,7 @@ def _parse_answer(text: str, attribute: str, cut: bool = False) -> str | None:
     name, sep, rest = line.partition(":")
     if sep and rest.strip() and name.strip("*` ").lower() in {"answer", attribute.lower()}:
         line = rest
-    return _clean(_FRAME.sub("", _clean(line))) or None
+    return _clean(_ECHO.sub("", _FRAME.sub("", _clean(line)))) or None
 
 
 # the frame a model puts around a copied phrase: "The authors find that ...", "The paper proposes ..."
@@ -78,29 +87,113 @@ _FRAME = re.compile(
 )
 
 
+# the question echoed before the answer: "DLR experiments are run on five reasoning benchmarks"
+_ECHO = re.compile(
+    r"^(?:[^,;:]{0,60}?\s)?(?:experiments?|evaluations?)\s+(?:are|were|is|was)\s+"
+    r"(?:run|conducted|performed|carried\s+out|done)\s+(?:on|using|with)\s+",
+    re.I,
+)
+
+
 def _clean(value: str) -> str:
     return " ".join(value.split()).strip(" .;*`\"'")
 
 
 def _locate(value: str, abstract: str, spans: Sequence[tuple[int, int]], source: str) -> tuple[int, int] | None:
-    """The span of the sentence that states ``value``: holding ≥ 70 % of its key terms and all its numbers,
-    with no name or expression the abstract lacks; None when no sentence does."""
-    terms = key_terms(value)
+    """The span of the sentence that states ``value`` (:func:`_coverage`, the one holding most of its terms);
+    None when no sentence does."""
+    acronyms = acronym_definitions(normalise_text(abstract))
     best: tuple[float, tuple[int, int]] | None = None
     for span in spans:
-        sentence = normalise_text(abstract[span[0] : span[1]])
-        lowered = sentence.lower()
-        if not terms:  # a value of stopwords only: must appear verbatim
-            coverage = 1.0 if value.lower() in lowered else 0.0
-        else:
-            coverage = len(terms & key_terms(sentence)) / len(terms)
-        if coverage < 0.7 or numbers(value) - numbers(sentence):
-            continue
-        if fact_problems(value, sentence, source):
-            continue
-        if best is None or coverage > best[0]:
+        coverage = _coverage(value, normalise_text(abstract[span[0] : span[1]]), source, acronyms)
+        if coverage is not None and (best is None or coverage > best[0]):
             best = (coverage, span)
     return best[1] if best else None
+
+
+def _coverage(value: str, sentence: str, source: str, acronyms: Sequence[tuple[str, str]]) -> float | None:
+    """How much of ``value`` ``sentence`` states, when it states it: ≥ 70 % of its key terms (a term matches
+    another form of its word, :func:`_same_word`, and an acronym the abstract defines stands for its long form)
+    and all its numbers, with no name or expression the paper lacks; else None."""
+    coverage = _share(value, sentence, acronyms)
+    if coverage < 0.7 or numbers(value) - numbers(sentence):
+        return None
+    if fact_problems(value, _spelled(sentence, acronyms), source):
+        return None
+    return coverage
+
+
+def _share(value: str, sentence: str, acronyms: Sequence[tuple[str, str]]) -> float:
+    """The share of ``value``'s key terms that ``sentence`` holds in some form (a value of stopwords only: 1.0 when
+    the sentence holds it verbatim, else 0.0)."""
+    terms = key_terms(_spelled(value, acronyms))
+    if not terms:
+        return 1.0 if value.lower() in sentence.lower() else 0.0
+    held = key_terms(_spelled(sentence, acronyms))
+    return sum(any(_same_word(t, h) for h in held) for t in terms) / len(terms)
+
+
+#: a value this long is a clause (a finding, a method described): when no sentence holds 70 % of it, the model
+#: has joined or reworded sentences, and the sentence holding at least half of it is shown in its place
+CLAUSE_TERMS = 8
+_LEAD = re.compile(
+    r"^(?:in\s+addition|in\s+particular|moreover|furthermore|finally|overall|however|thus|hence|"
+    r"therefore|specifically|importantly|notably|as\s+a\s+result|to\s+this\s+end)\s*,\s*",
+    re.I,
+)
+
+
+def _stating(
+    value: str, hit: SearchHit, spans: Sequence[tuple[int, int]], source: str, acronyms: Sequence[tuple[str, str]]
+) -> tuple[str, str, tuple[int, int] | None] | None:
+    """(value, quote, span) for a value a source states: a sentence of the abstract; else the title the paper was
+    given (span None), which states what it is about ("Stable Autofocus with Focal Consistency Loss"), never a
+    title derived from the abstract; else, for a clause of :data:`CLAUSE_TERMS` terms or more, the sentence holding
+    at least half of it, which becomes the value (the abstract's own words, not the model's). None otherwise."""
+    span = _locate(value, hit.abstract, spans, source)
+    if span is not None:
+        return value, hit.abstract[span[0] : span[1]], span
+    titled = not hit.title_derived and hit.title.strip() != ""
+    if titled and _coverage(value, normalise_text(hit.title), source, acronyms) is not None:
+        return value, hit.title, None
+    if len(key_terms(value)) < CLAUSE_TERMS:
+        return None
+    shares = [(_share(value, normalise_text(hit.abstract[a:b]), acronyms), (a, b)) for a, b in spans]
+    share, best = max(shares, default=(0.0, (0, 0)))
+    if share < 0.5:
+        return None
+    quote = hit.abstract[best[0] : best[1]]
+    return _LEAD.sub("", normalise_text(quote)).rstrip(" ."), quote, best
+
+
+def _spelled(text: str, acronyms: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each acronym of ``acronyms`` followed by its long form ("LLMs" -> "LLMs large language
+    models"), so that a value and a sentence match whichever of the two each uses."""
+    for long, short in acronyms:
+        stem = short[:-1] if short.endswith("s") and short[:-1].isupper() else short  # "LLMs" also spells "LLM"
+        text = _after(rf"(?<![\w-]){re.escape(stem)}s?(?![\w-])", long, text)
+    return text
+
+
+def _after(pattern: str, words: str, text: str) -> str:
+    """``text`` with ``words`` written after each match of ``pattern``."""
+    return re.sub(pattern, lambda m: f"{m.group(0)} {words}", text)
+
+
+_COMPOUND = re.compile(r"-(?:based|driven|aware|oriented|guided|like|level|specific|wise)$")
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two key terms are forms of one word: equal, or words of 5+ letters sharing all but the last three letters
+    of the shorter (and at least five): "improving" / "improvements", "formalizing" / "formalize", but not
+    "generative" / "generalization". Numbers and short words must be equal."""
+    a, b = _COMPOUND.sub("", a), _COMPOUND.sub("", b)  # "sampling-based" is "sampling"
+    if a == b:
+        return True
+    if len(a) < 5 or len(b) < 5 or not (a.isalpha() and b.isalpha()):
+        return False
+    shared = len(os.path.commonprefix([a, b]))
+    return shared >= max(5, min(len(a), len(b)) - 3)
 
 
 def stated_first(rows: Sequence[TableRow]) -> list[TableRow]:
@@ -180,28 +273,38 @@ class TablePath:
             )
         )
 
+    def _ask(self, template: str, title: str, abstract: str, question: str, attribute: str) -> str | None:
+        """The model's value for one attribute's question (see :func:`_parse_answer`)."""
+        pipeline = self.pipeline
+        prompt = template.format(title=title, abstract=abstract, question=question)
+        limit = pipeline.settings.answer.table_tokens_per_attribute
+        out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
+        cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
+        said = split_reasoning(str(out.content))[0]  # never a value from a <think> block
+        return _parse_answer(said, attribute, cut=cut)
+
     def row(self, n: int, hit: SearchHit, attributes: list[str], mode: AnswerMode) -> tuple[TableRow, int]:
         """One paper's row (values found in its abstract, else empty) and how many model values were dropped."""
         pipeline = self.pipeline
         values: dict[str, str] = {}
         if mode == "llm":
-            limit = pipeline.settings.answer.table_tokens_per_attribute
             title, abstract = readable(hit.title), readable(hit.abstract)  # the same lead for every question
             answers: dict[str, str | None] = {}  # by question: "dataset" and "benchmarks" ask the same, once
             for attribute in attributes:
                 question = question_for(attribute)
                 if question not in answers:
-                    prompt = pipeline.extract_template.format(title=title, abstract=abstract, question=question)
-                    out = pipeline.chat().invoke([HumanMessage(prompt)], max_tokens=limit, temperature=0.0)
-                    cut = (getattr(out, "response_metadata", None) or {}).get("finish_reason") == "length"
-                    said = split_reasoning(str(out.content))[0]  # never a value from a <think> block
-                    answers[question] = _parse_answer(said, attribute, cut=cut)
+                    answers[question] = self._ask(pipeline.extract_template, title, abstract, question, attribute)
+                    said = answers[question]
+                    if described(attribute) and (said is None or _NOT_STATED.match(said)):
+                        template = pipeline.extract_described_template
+                        answers[question] = self._ask(template, title, abstract, question, attribute) or said
                 if answers[question]:
                     values[attribute] = str(answers[question])
         spans = evidence_spans(hit.abstract)
         source = f"{hit.title}. {normalise_text(hit.title)}. " + " ".join(
             f"{normalise_text(hit.abstract[a:b])} {hit.abstract[a:b]}" for a, b in spans
         )
+        acronyms = acronym_definitions(normalise_text(f"{hit.title}. {hit.abstract}"))
         cells: list[TableCell] = []
         dropped = 0
         for attribute in attributes:
@@ -211,11 +314,14 @@ class TablePath:
             if value is None or _NOT_STATED.match(value):
                 cells.append(TableCell(attribute=attribute))
                 continue
-            fits = value_fits(attribute, value) and fits_paper(attribute, value, hit.title, hit.abstract)
-            span = _locate(value, hit.abstract, spans, source) if fits else None
-            if span is None:
+            echo = key_terms(value) <= key_terms(question_for(attribute))  # "a named dataset or benchmark"
+            fits = not echo and value_fits(attribute, value) and fits_paper(attribute, value, hit.title, hit.abstract)
+            stated = _stating(value, hit, spans, source, acronyms) if fits else None
+            if stated is not None and stated[0] != value and not value_fits(attribute, stated[0]):
+                stated = None  # the sentence shown in its place must be of the attribute's kind too
+            if stated is None or not fits_sentence(attribute, stated[0], normalise_text(stated[1])):
                 dropped += 1
                 cells.append(TableCell(attribute=attribute))
                 continue
-            cells.append(TableCell(attribute=attribute, value=value, quote=hit.abstract[span[0] : span[1]], span=span))
+            cells.append(TableCell(attribute=attribute, value=stated[0], quote=stated[1], span=stated[2]))
         return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped

@@ -107,6 +107,21 @@ _TRAILING_STOPWORDS = {
 _DEFINITION_RE = re.compile(r"(?P<long>(?:[A-Za-z][\w'-]*\s+){0,4}[A-Za-z][\w'-]*)\s*\((?P<short>[A-Za-z][\w-]{1,9})\)")
 
 
+def acronym_definitions(text: str) -> list[tuple[str, str]]:
+    """The acronyms ``text`` defines, in order, as (long form, acronym): "Cell-free DNA (cfDNA) liquid biopsy"
+    gives ("Cell-free DNA", "cfDNA"); the long form is the fewest words before the parentheses that the
+    acronym abbreviates, and a parenthesis that abbreviates none of them ("(see below)") is no definition."""
+    found = []
+    for m in _DEFINITION_RE.finditer(text):
+        words, short = m.group("long").split(), m.group("short")
+        long = next(
+            (" ".join(words[-n:]) for n in range(1, len(words) + 1) if _abbreviates(short, " ".join(words[-n:]))), ""
+        )
+        if long:
+            found.append((long, short))
+    return found
+
+
 def derive_title(abstract: str) -> str:
     """A short, deterministic display title for an abstract that came without one.
 
@@ -136,12 +151,8 @@ def _with_topic(title: str, text: str) -> str:
     if "(" in title or not re.match(r"(?i)(?:an?|the|two|three|\w+ing)\b", title):
         return title
     opening = re.split(r"(?<=[.!?])\s+", text)[0]
-    for m in _DEFINITION_RE.finditer(opening):
-        words, short = m.group("long").split(), m.group("short")
-        long = next(
-            (" ".join(words[-n:]) for n in range(1, len(words) + 1) if _abbreviates(short, " ".join(words[-n:]))), ""
-        )
-        if not long or long.lower() in title.lower() or short in title:
+    for long, short in acronym_definitions(opening):
+        if long.lower() in title.lower() or short in title:
             continue
         if long[:1].isupper() and long.split()[0][1:].islower():
             long = long[:1].lower() + long[1:]
@@ -159,13 +170,7 @@ def _spelled_out(title: str, text: str) -> str:
     if re.search(r"\([^()]+\)", title):
         return title
     cuttable = not re.match(r"(?i)(?:how|why|what|when|whether)\b", title)
-    for m in _DEFINITION_RE.finditer(text):
-        words, short = m.group("long").split(), m.group("short")
-        long = next(
-            (" ".join(words[-n:]) for n in range(1, len(words) + 1) if _abbreviates(short, " ".join(words[-n:]))), ""
-        )
-        if not long:
-            continue
+    for long, short in acronym_definitions(text):
         if long[:1].isupper() and long.split()[0][1:].islower():  # "Cell-free DNA" began its sentence
             long = long[:1].lower() + long[1:]
         spelled = f"{long} ({short})"

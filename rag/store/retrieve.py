@@ -242,4 +242,5 @@ def _search_hit(h: RawHit, rank: int, score: float, dense: float | None, bm25: f
         abstract=abstract,
         metadata=user_metadata(m),
         rank=rank,
+        title_derived=bool(m.get("_title_derived", False)),
     )

@@ -48,6 +48,10 @@ def test_a_result_needs_a_figure_and_a_dataset_or_metric_needs_a_name() -> None:
     assert not value_fits("metric", "end-to-end vulnerability discovery and reverse-engineering capabilities")
     assert not value_fits("model size", "large") and value_fits("model size", "7B parameters")
     assert value_fits("task", "anything at all") and value_fits("colour of the logo", "blue")  # no check
+    for domain in ("time series", "real patient data", "mobile applications", "indoor and outdoor scenes"):
+        assert value_fits("data domain", domain), domain
+    for how in ("Observational data", "synthetic and real-world data", "challenging datasets", "practical scenarios"):
+        assert not value_fits("data domain", how), how
     # a number inside a name is no result; the size of the data is none either
     assert not value_fits("best result", "pass@k improves while pass@1 degrades") and not value_fits("score", "GPT-4")
     sentence = "It holds 12,326 failed trajectories across 26 benchmarks; our method solves 65 of 100 challenges."
@@ -86,7 +90,10 @@ def test_values_of_the_wrong_kind_are_not_stated_though_the_abstract_holds_them(
     assert task.value == f"{field} from drone video" and task.quote.startswith("We introduce WildBox")
     assert dataset.value is None and best.value is None  # in the abstract, but not a dataset, not a figure
     cells = cell_prompts(fake.prompts)
-    assert table.timings["values_dropped"] == 2 and len(cells) == 3  # one question per attribute
+    # one question per attribute, and the dataset's once more without "not stated" (its value was not data)
+    assert table.timings["values_dropped"] == 2 and len(cells) == 4
+    assert [asked_attribute(p, attrs) for p in cells] == ["task", "dataset", "dataset", "best result"]
+    assert '"not stated"' not in cells[2]
     assert all(p.startswith('Abstract of "') for p in cells)  # the abstract leads: a prefix the server reuses
 
 

@@ -144,6 +144,22 @@ def is_data(value: str) -> bool:
     return bool(VALUE_NAME.search(value) or _DATA_NOUN.search(value))
 
 
+# words that say how data was obtained or how much of it, or that it is data: none of them names a kind of data
+_HOW_OR_WHAT = re.compile(
+    r"(?:data|datasets?|data ?sets?|benchmarks?|scenarios?|settings?|experiments?|synthetic|real|real-world|world|"
+    r"observational|experimental|empirical|simulated|challenging|public|publicly|available|standard|popular|"
+    r"several|multiple|various|diverse|large-scale|small-scale|practical|existing|new|different|and|or|of|the|a|an)",
+    re.I,
+)
+
+
+def is_domain(value: str) -> bool:
+    """Names a kind of data or an area ("time series", "real patient data", "mobile applications"), not data
+    described only by how it was obtained ("observational data", "synthetic and real-world data", "practical
+    scenarios")."""
+    return any(not _HOW_OR_WHAT.fullmatch(w) for w in re.findall(r"[\w-]+", value))
+
+
 def is_measure(value: str) -> bool:
     """Names a measure: a measure noun ("empirical risk", "Brier score") or a name (AP@50, ECE, pass@k),
     not a capability ("end-to-end vulnerability discovery")."""
@@ -205,6 +221,7 @@ KINDS: tuple[AttributeKind, ...] = (
     AttributeKind(
         words=r"domains?|field|application",
         question="What kind of data or application area do the paper's experiments concern?",
+        check=is_domain,
         own_work="never",
         described=True,
     ),

@@ -295,7 +295,8 @@ class TablePath:
                 if question not in answers:
                     answers[question] = self._ask(pipeline.extract_template, title, abstract, question, attribute)
                     said = answers[question]
-                    if described(attribute) and (said is None or _NOT_STATED.match(said)):
+                    unfit = said is None or _NOT_STATED.match(said) is not None or not value_fits(attribute, said)
+                    if described(attribute) and unfit:  # "not stated", or a value not of its kind
                         template = pipeline.extract_described_template
                         answers[question] = self._ask(template, title, abstract, question, attribute) or said
                 if answers[question]:

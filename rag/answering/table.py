@@ -99,10 +99,16 @@ def _clean(value: str) -> str:
     return " ".join(value.split()).strip(" .;*`\"'")
 
 
-def _locate(value: str, abstract: str, spans: Sequence[tuple[int, int]], source: str) -> tuple[int, int] | None:
+def _locate(
+    value: str,
+    abstract: str,
+    spans: Sequence[tuple[int, int]],
+    source: str,
+    acronyms: Sequence[tuple[str, str]] | None = None,
+) -> tuple[int, int] | None:
     """The span of the sentence that states ``value`` (:func:`_coverage`, the one holding most of its terms);
-    None when no sentence does."""
-    acronyms = acronym_definitions(normalise_text(abstract))
+    None when no sentence does. ``acronyms``: those the paper defines (default: its abstract's)."""
+    acronyms = acronym_definitions(normalise_text(abstract)) if acronyms is None else acronyms
     best: tuple[float, tuple[int, int]] | None = None
     for span in spans:
         coverage = _coverage(value, normalise_text(abstract[span[0] : span[1]]), source, acronyms)
@@ -150,7 +156,7 @@ def _stating(
     given (span None), which states what it is about ("Stable Autofocus with Focal Consistency Loss"), never a
     title derived from the abstract; else, for a clause of :data:`CLAUSE_TERMS` terms or more, the sentence holding
     at least half of it, which becomes the value (the abstract's own words, not the model's). None otherwise."""
-    span = _locate(value, hit.abstract, spans, source)
+    span = _locate(value, hit.abstract, spans, source, acronyms)
     if span is not None:
         return value, hit.abstract[span[0] : span[1]], span
     titled = not hit.title_derived and hit.title.strip() != ""

@@ -7,7 +7,9 @@ Files checked (next to this script):
 - ``neurips2026_cross.jsonl``: list/count and comparison questions over the bundled abstracts;
 - ``neurips2026_table.jsonl``: paper x attribute cells over the bundled abstracts;
 - ``ml1k_lists.jsonl``: list/count questions over the ml1k subset;
-- ``ml_table_fresh.jsonl``: paper x attribute cells over the ml_table16 subset (make_ml_table.py).
+- ``ml_table_fresh.jsonl``: paper x attribute cells over the ml_table16 subset (make_ml_table.py);
+- ``ml_table_blind.jsonl``: paper x attribute cells over the ml_table_blind16 subset (make_ml_table.py
+  ``--seed 9090 --exclude`` ml_table16), labelled blind after the table step was tuned on the others.
 
 For the bundled corpus (``rag/data/neurips2026_abstracts.txt``: a title line, then one abstract per
 blank-line-separated paragraph) every quote and support must be an exact substring of exactly one
@@ -15,7 +17,8 @@ abstract, quotes must be at least 6 words and free of markup characters (``$ \\ 
 survive the ingest normalisation, and a cell's support must come from the same abstract as its quote.
 Every keyword group must match (with the same rule as eval/metrics.keyword_group_found) the support
 of a cell, or the abstract of a comparison paper. For ml1k every id must exist in the subset, which
-is rebuilt in memory with make_ml1k.py unless ``--ml1k`` names a written copy. Counts must equal the
+is rebuilt in memory with make_ml1k.py unless ``--ml1k`` names a written copy; the two table subsets
+are always rebuilt in memory (make_ml_table.py), so a stale copy in /tmp cannot hide a problem. Counts must equal the
 size of the expected set; expected and borderline sets must be disjoint. ml1k_lists.jsonl has one
 ``{"type": "corpus", ...}`` record naming the subset (see eval/dataset.py).
 
@@ -56,13 +59,19 @@ def load_bundled(path: Path) -> list[str]:
     return [" ".join(p.split()) for p in paragraphs[1:]]  # the first paragraph is the collection title
 
 
-def load_ml_table(source: str | None) -> list[str]:
-    """The abstracts of the ml_table16 subset (make_ml_table.py), rebuilt in memory."""
+BLIND_SEED = 9090  # ml_table_blind16: make_ml_table.py --seed 9090 --exclude <ml_table16>
+
+
+def load_ml_tables(source: str | None) -> tuple[list[str], list[str]]:
+    """The abstracts of the ml_table16 and ml_table_blind16 subsets (make_ml_table.py), rebuilt in memory."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import make_ml1k
     import make_ml_table
 
-    return [r["abstract"] for r in make_ml_table.make_table_subset(make_ml1k.load_records(source or make_ml1k.SOURCE))]
+    records = make_ml1k.load_records(source or make_ml1k.SOURCE)
+    fresh = make_ml_table.make_table_subset(records)
+    blind = make_ml_table.make_table_subset(records, seed=BLIND_SEED, exclude={r["id"] for r in fresh})
+    return [r["abstract"] for r in fresh], [r["abstract"] for r in blind]
 
 
 def load_ml1k_ids(path: str | None, source: str | None) -> set[str]:
@@ -277,7 +286,9 @@ def main() -> int:
     check_cross(HERE / "neurips2026_cross.jsonl", abstracts, seen, stats)
     check_table(HERE / "neurips2026_table.jsonl", abstracts, seen, stats)
     check_ml1k(HERE / "ml1k_lists.jsonl", load_ml1k_ids(args.ml1k, args.source), seen, stats)
-    check_table(HERE / "ml_table_fresh.jsonl", load_ml_table(args.source), seen, stats)
+    fresh, blind = load_ml_tables(args.source)
+    check_table(HERE / "ml_table_fresh.jsonl", fresh, seen, stats)
+    check_table(HERE / "ml_table_blind.jsonl", blind, seen, stats)
 
     for key in sorted(stats):
         print(f"{key:24} {stats[key]}")

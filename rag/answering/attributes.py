@@ -50,11 +50,11 @@ _INTRODUCE = (
 )
 
 
-def _introductions(name: str, abstract: str) -> list[str]:
+def _introduction_matches(name: str, abstract: str) -> list[re.Match[str]]:
     """Where ``abstract`` introduces ``name``: a verb of introducing ("we present", "we coin") followed, within two
-    lower-case words or articles, by the name; each as the text from a few words before the verb (not across a
-    comma: "For finite data, we propose X" is another clause; "a new dataset called X" is not) to a few after
-    the name, within its sentence.
+    lower-case words or articles, by the name (group ``name``); each match from a few words before the verb (not
+    across a comma: "For finite data, we propose X" is another clause; "a new dataset called X" is not) to a few
+    after the name, within its sentence.
     The words between are truly lower-case: "propose Selective Social Learning" does not introduce "Social
     Learning"; and the name must be written as one: "a designed social learning mechanism" introduces no name."""
     if not name.strip():
@@ -65,11 +65,16 @@ def _introductions(name: str, abstract: str) -> list[str]:
     )
     sentences = re.split(r"(?<=[.!?])\s+", normalise_text(abstract))
     return [
-        m.group(0)
+        m
         for sentence in sentences
         for m in pattern.finditer(sentence)
         if m.group("name") != m.group("name").lower() or any(c.isdigit() for c in m.group("name"))
     ]
+
+
+def _introductions(name: str, abstract: str) -> list[str]:
+    """The passages of :func:`_introduction_matches`."""
+    return [m.group(0) for m in _introduction_matches(name, abstract)]
 
 
 def _introduced(name: str, abstract: str) -> list[str]:
@@ -87,10 +92,23 @@ def _own_name(value: str, title: str, abstract: str) -> bool:
     return bool(VALUE_NAME.search(value) or value[:1].isupper()) and bool(_introduced(value, abstract))
 
 
+# after the name, only an apposition or a head noun says what it is: "WildBox, a dataset and ...", "X (XB): a
+# benchmark", "the X corpus"; not the words that follow ("X (OLD-Net) taking only RGB images as input")
+_APPOSITION = re.compile(
+    rf"^(?:\s*\([^)]*\))?(?:\s*[,:(–—-]\s*(?:an?|the|our)\s+(?:[\w-]+\s+){{0,3}}?|\s+){_DATA_NOUN.pattern}", re.I
+)
+
+
 def _introduced_as_data(value: str, abstract: str) -> bool:
     """The abstract introduces ``value`` as data, in the words around the name: "We introduce WildBox, a dataset
-    and benchmark ...", "we present a dataset called X" (not a data word elsewhere in the sentence)."""
-    return any(_DATA_NOUN.search(s) for s in _introduced(value, abstract))
+    and benchmark ...", "we present a dataset called X" (a data word before the name, or in an apposition after
+    it; not a data word elsewhere in the sentence: "we propose X, taking only RGB images as input")."""
+    for m in _introduction_matches(value, abstract):
+        before = m.string[m.start() : m.start("name")]
+        after = m.string[m.end("name") : m.end()]
+        if _DATA_NOUN.search(before) or _APPOSITION.search(after):
+            return True
+    return False
 
 
 def fits_paper(attribute: str, value: str, title: str, abstract: str) -> bool:
@@ -176,9 +194,13 @@ class AttributeKind:
     #: the paper's own named contribution as a value: "any" (allowed), "if data" (only when the abstract
     #: introduces it as data), "never"; "not data": no name the abstract introduces as data
     own_work: Literal["any", "if data", "never", "not data"] = "any"
-    #: a description fills it ("five reasoning benchmarks"): when the model says "not stated", it is asked
-    #: again without that option, and the value check (``check``) and the sentence that holds it decide
+    #: an abstract states one, often in a description rather than a name ("five reasoning benchmarks"; every
+    #: empirical paper has a task, a method and a finding): when the model says "not stated", it is asked again
+    #: without that option, and the value check (``check``), the paper and the sentence that holds it decide
     described: bool = False
+    #: a statement (a finding): a value is a clause, and one the model reworded is shown as the abstract's sentence
+    #: that holds half of it (rag.answering.table); other values are phrases, located as they are
+    statement: bool = False
     #: a result: a figure that counts the data in its sentence ("12,326 trajectories") is a size, not a result
     result: bool = False
 
@@ -211,12 +233,18 @@ KINDS: tuple[AttributeKind, ...] = (
         own_work="if data",
         described=True,
     ),
-    AttributeKind(words=r"tasks?|problems?", question="What task or problem does the paper address?", own_work="never"),
+    AttributeKind(
+        words=r"tasks?|problems?",
+        question="What task or problem does the paper address?",
+        own_work="never",
+        described=True,
+    ),
     AttributeKind(
         words=r"methods?|approach|technique|algorithm",
         question="What method or approach does the paper propose or use? "
         "Describe it in a few words, not just its name.",
         own_work="not data",
+        described=True,
     ),
     AttributeKind(
         words=r"domains?|field|application",
@@ -228,6 +256,8 @@ KINDS: tuple[AttributeKind, ...] = (
     AttributeKind(
         words=r"findings?|conclusions?|claims?|contributions?",
         question="What is the paper's main finding: what do the authors find, prove or show?",
+        described=True,
+        statement=True,
     ),
     AttributeKind(words=r"limitations?|weakness(?:es)?", question="What limitation does the abstract state?"),
 )
@@ -254,7 +284,13 @@ def fits_sentence(attribute: str, value: str, sentence: str) -> bool:
 def described(attribute: str) -> bool:
     """Whether a description of the attribute fills its cell (see :attr:`AttributeKind.described`)."""
     kind = kind_of(attribute)
-    return kind is not None and kind.described and (kind.check is not None or kind.own_work != "any")
+    return kind is not None and kind.described
+
+
+def statement(attribute: str) -> bool:
+    """Whether the attribute's value is a statement (see :attr:`AttributeKind.statement`)."""
+    kind = kind_of(attribute)
+    return kind is not None and kind.statement
 
 
 def question_for(attribute: str) -> str:

@@ -35,7 +35,7 @@ from typing import ClassVar
 
 from langchain_core.messages import HumanMessage
 
-from rag.answering.attributes import described, fits_paper, fits_sentence, question_for, value_fits
+from rag.answering.attributes import described, fits_paper, fits_sentence, question_for, statement, value_fits
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
 from rag.answering.kinds import topic_predicate
@@ -142,6 +142,8 @@ def _share(value: str, sentence: str, acronyms: Sequence[tuple[str, str]]) -> fl
 #: a value this long is a clause (a finding, a method described): when no sentence holds 70 % of it, the model
 #: has joined or reworded sentences, and the sentence holding at least half of it is shown in its place
 CLAUSE_TERMS = 8
+#: a statement's attribute (a finding: :func:`rag.answering.attributes.statement`) is a clause from this many terms
+STATEMENT_TERMS = 5
 _LEAD = re.compile(
     r"^(?:in\s+addition|in\s+particular|moreover|furthermore|finally|overall|however|thus|hence|"
     r"therefore|specifically|importantly|notably|as\s+a\s+result|to\s+this\s+end)\s*,\s*",
@@ -150,11 +152,16 @@ _LEAD = re.compile(
 
 
 def _stating(
-    value: str, hit: SearchHit, spans: Sequence[tuple[int, int]], source: str, acronyms: Sequence[tuple[str, str]]
+    value: str,
+    hit: SearchHit,
+    spans: Sequence[tuple[int, int]],
+    source: str,
+    acronyms: Sequence[tuple[str, str]],
+    clause_terms: int = CLAUSE_TERMS,
 ) -> tuple[str, str, tuple[int, int] | None] | None:
     """(value, quote, span) for a value a source states: a sentence of the abstract; else the title the paper was
     given (span None), which states what it is about ("Stable Autofocus with Focal Consistency Loss"), never a
-    title derived from the abstract; else, for a clause of :data:`CLAUSE_TERMS` terms or more, the sentence holding
+    title derived from the abstract; else, for a clause of ``clause_terms`` terms or more, the sentence holding
     at least half of it, which becomes the value (the abstract's own words, not the model's). None otherwise."""
     span = _locate(value, hit.abstract, spans, source, acronyms)
     if span is not None:
@@ -162,7 +169,7 @@ def _stating(
     titled = not hit.title_derived and hit.title.strip() != ""
     if titled and _coverage(value, normalise_text(hit.title), source, acronyms) is not None:
         return value, hit.title, None
-    if len(key_terms(value)) < CLAUSE_TERMS:
+    if len(key_terms(value)) < clause_terms:
         return None
     shares = [(_share(value, normalise_text(hit.abstract[a:b]), acronyms), (a, b)) for a, b in spans]
     share, best = max(shares, default=(0.0, (0, 0)))
@@ -323,7 +330,8 @@ class TablePath:
                 continue
             echo = key_terms(value) <= key_terms(question_for(attribute))  # "a named dataset or benchmark"
             fits = not echo and value_fits(attribute, value) and fits_paper(attribute, value, hit.title, hit.abstract)
-            stated = _stating(value, hit, spans, source, acronyms) if fits else None
+            terms = STATEMENT_TERMS if statement(attribute) else CLAUSE_TERMS  # a finding reworded: its sentence
+            stated = _stating(value, hit, spans, source, acronyms, terms) if fits else None
             if stated is not None and stated[0] != value and not value_fits(attribute, stated[0]):
                 stated = None  # the sentence shown in its place must be of the attribute's kind too
             if stated is None or not fits_sentence(attribute, stated[0], normalise_text(stated[1])):

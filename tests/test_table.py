@@ -464,3 +464,24 @@ def test_a_finding_the_model_reworded_in_few_words_is_shown_as_the_sentence_that
     assert _stating("faster feature sampling", hit, spans, abstract, [], STATEMENT_TERMS) is None  # a phrase
     other = "the network saves memory on speech recognition benchmarks"  # a third of it: another finding
     assert _stating(other, hit, spans, abstract, [], STATEMENT_TERMS) is None
+
+
+def test_a_reworded_finding_is_never_shown_as_a_sentence_of_the_abstracts_background() -> None:
+    from rag.answering.evidence import evidence_spans
+    from rag.answering.table import STATEMENT_TERMS, _stating, own_work_start
+    from rag.types import SearchHit
+
+    abstract = (
+        "Knowledge graphs are far from complete. However, existing completion methods suffer from false negatives "
+        "and data sparsity. To this end, we propose PUDA, which treats unlabeled triples as unlabeled. "
+        "Experiments show that PUDA works on two benchmarks."
+    )
+    spans = evidence_spans(abstract)
+    start = own_work_start([abstract[a:b] for a, b in spans])
+    assert start == 2
+    assert own_work_start(["A field overview.", "Nothing of its own."]) == 0  # no own work: nothing is background
+    hit = SearchHit(paper_id="p", chunk_id="c", title="", text="", start=0, end=0, score=0.0, abstract=abstract)
+    finding = "PUDA tackles false negatives and data sparsity of completion methods on benchmarks"
+    anywhere = _stating(finding, hit, spans, abstract, [], STATEMENT_TERMS)
+    assert anywhere is not None and anywhere[1].startswith("However, existing completion methods")  # the field's
+    assert _stating(finding, hit, spans, abstract, [], STATEMENT_TERMS, start) is None  # not stated instead

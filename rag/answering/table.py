@@ -151,6 +151,21 @@ _LEAD = re.compile(
 )
 
 
+# a sentence about the paper's own work: "we", "our", "this paper", "here", "a method is proposed"
+_OWN_WORK = re.compile(
+    r"\b(?:we|our|us)\b|\b(?:this|the\s+present|the\s+current)\s+(?:paper|work|study|article|thesis|manuscript|"
+    r"report|letter)\b|\bhere\b|\b(?:is|are)\s+(?:proposed|presented|introduced|developed)\b",
+    re.I,
+)
+
+
+def own_work_start(sentences: Sequence[str]) -> int:
+    """The index of the first of an abstract's ``sentences`` that speaks of the paper's own work ("To this end, we
+    propose ..."); those before it are background (the field, prior work: "Existing methods suffer from ...").
+    0 when none does: then nothing is background."""
+    return next((i for i, s in enumerate(sentences) if _OWN_WORK.search(s)), 0)
+
+
 def _stating(
     value: str,
     hit: SearchHit,
@@ -158,11 +173,13 @@ def _stating(
     source: str,
     acronyms: Sequence[tuple[str, str]],
     clause_terms: int = CLAUSE_TERMS,
+    clause_from: int = 0,
 ) -> tuple[str, str, tuple[int, int] | None] | None:
     """(value, quote, span) for a value a source states: a sentence of the abstract; else the title the paper was
     given (span None), which states what it is about ("Stable Autofocus with Focal Consistency Loss"), never a
-    title derived from the abstract; else, for a clause of ``clause_terms`` terms or more, the sentence holding
-    at least half of it, which becomes the value (the abstract's own words, not the model's). None otherwise."""
+    title derived from the abstract; else, for a clause of ``clause_terms`` terms or more, the sentence from
+    ``spans[clause_from]`` on holding at least half of it, which becomes the value (the abstract's own words, not
+    the model's). None otherwise."""
     span = _locate(value, hit.abstract, spans, source, acronyms)
     if span is not None:
         return value, hit.abstract[span[0] : span[1]], span
@@ -171,7 +188,7 @@ def _stating(
         return value, hit.title, None
     if len(key_terms(value)) < clause_terms:
         return None
-    shares = [(_share(value, normalise_text(hit.abstract[a:b]), acronyms), (a, b)) for a, b in spans]
+    shares = [(_share(value, normalise_text(hit.abstract[a:b]), acronyms), (a, b)) for a, b in spans[clause_from:]]
     share, best = max(shares, default=(0.0, (0, 0)))
     if share < 0.5:
         return None
@@ -319,6 +336,7 @@ class TablePath:
             f"{normalise_text(hit.abstract[a:b])} {hit.abstract[a:b]}" for a, b in spans
         )
         acronyms = acronym_definitions(normalise_text(f"{hit.title}. {hit.abstract}"))
+        own_start = own_work_start([hit.abstract[a:b] for a, b in spans])
         cells: list[TableCell] = []
         dropped = 0
         for attribute in attributes:
@@ -330,8 +348,9 @@ class TablePath:
                 continue
             echo = key_terms(value) <= key_terms(question_for(attribute))  # "a named dataset or benchmark"
             fits = not echo and value_fits(attribute, value) and fits_paper(attribute, value, hit.title, hit.abstract)
-            terms = STATEMENT_TERMS if statement(attribute) else CLAUSE_TERMS  # a finding reworded: its sentence
-            stated = _stating(value, hit, spans, source, acronyms, terms) if fits else None
+            # a finding the model reworded is shown as a sentence of the paper's own work, never of its background
+            terms, start = (STATEMENT_TERMS, own_start) if statement(attribute) else (CLAUSE_TERMS, 0)
+            stated = _stating(value, hit, spans, source, acronyms, terms, start) if fits else None
             if stated is not None and stated[0] != value and not value_fits(attribute, stated[0]):
                 stated = None  # the sentence shown in its place must be of the attribute's kind too
             if stated is None or not fits_sentence(attribute, stated[0], normalise_text(stated[1])):

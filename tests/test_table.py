@@ -485,3 +485,31 @@ def test_a_reworded_finding_is_never_shown_as_a_sentence_of_the_abstracts_backgr
     anywhere = _stating(finding, hit, spans, abstract, [], STATEMENT_TERMS)
     assert anywhere is not None and anywhere[1].startswith("However, existing completion methods")  # the field's
     assert _stating(finding, hit, spans, abstract, [], STATEMENT_TERMS, start) is None  # not stated instead
+
+
+def test_a_value_with_a_word_of_the_title_is_no_swap_of_its_sentences_word(
+    make_settings: Any, embeddings: Any, tmp_path: Any
+) -> None:
+    """ "wide" (the title's) where the sentence says "extensive" is the paper's own wording, not a term swapped in
+    from elsewhere: each sentence was once counted twice in the paper's text, so every word seemed used elsewhere."""
+    import json
+
+    record = {
+        "id": "ta1",
+        "title": "Tele-assembly in Wide Remote Environments",
+        "abstract": "The video shows a telepresence system which allows to perform an assembly task in an extensive "
+        "remote environment. It comprises a telemanipulator with two arms. The video shows an assembly experiment "
+        "with toy bricks, a harder task.",
+    }
+    corpus = tmp_path / "tele.jsonl"
+    corpus.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    fake = ScriptedChatModel(reply=lambda prompt: "Assembly task in wide remote environments")
+    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
+    a.ingest([corpus])
+    (cell,) = a.table("task").rows[0].cells
+    assert cell.value == "Assembly task in wide remote environments" and cell.quote.startswith("The video shows a tele")
+    # a true swap is still caught: a term of another sentence in the place of its sentence's own
+    swap = ScriptedChatModel(reply=lambda prompt: "an assembly experiment in an extensive remote environment")
+    b = Assistant(make_settings(), embeddings=embeddings, chat_model=swap)
+    b.ingest([corpus])
+    assert b.table("task").rows[0].cells[0].value is None  # "experiment" (the third sentence's) for "task"

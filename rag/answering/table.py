@@ -232,6 +232,14 @@ def stated_first(rows: Sequence[TableRow]) -> list[TableRow]:
     return [r.model_copy(update={"n": n}) for n, r in enumerate(ordered, 1)]
 
 
+def _both_forms(text: str) -> str:
+    """``text`` as written and normalised (markup stripped), once when the two are the same: a word written twice
+    would count as used elsewhere in the paper (:func:`rag.answering.facts.fact_problems` reads a word the value
+    puts where its sentence has another one as a swap only when the paper uses it elsewhere too)."""
+    plain = normalise_text(text)
+    return plain if plain == text else f"{plain} {text}"
+
+
 class TablePath:
     """A paper x attribute table, beside the answer paths (rag.answering.paths): one question per paper and
     attribute; its own events (rag.events ``TableStreamEvent``) end in a :class:`~rag.types.Table`."""
@@ -332,9 +340,7 @@ class TablePath:
                 if answers[question]:
                     values[attribute] = str(answers[question])
         spans = evidence_spans(hit.abstract)
-        source = f"{hit.title}. {normalise_text(hit.title)}. " + " ".join(
-            f"{normalise_text(hit.abstract[a:b])} {hit.abstract[a:b]}" for a, b in spans
-        )
+        source = " ".join(_both_forms(t) for t in [f"{hit.title}.", *(hit.abstract[a:b] for a, b in spans)])
         acronyms = acronym_definitions(normalise_text(f"{hit.title}. {hit.abstract}"))
         own_start = own_work_start([hit.abstract[a:b] for a, b in spans])
         cells: list[TableCell] = []

@@ -513,3 +513,45 @@ def test_a_value_with_a_word_of_the_title_is_no_swap_of_its_sentences_word(
     b = Assistant(make_settings(), embeddings=embeddings, chat_model=swap)
     b.ingest([corpus])
     assert b.table("task").rows[0].cells[0].value is None  # "experiment" (the third sentence's) for "task"
+
+
+def test_a_domain_no_kind_of_data_fills_is_the_area_the_papers_title_names(
+    make_settings: Any, embeddings: Any, tmp_path: Any
+) -> None:
+    import json
+
+    from rag.answering.attributes import area_question
+    from rag.answering.table import _in_title
+
+    records = [
+        {
+            "id": "kg1",
+            "title": "Adversarial Augmentation for Knowledge Graph Completion",
+            "abstract": "Knowledge graph completion predicts missing facts. We propose an adversarial augmentation "
+            "method. Experiments on real-world benchmark datasets show gains.",
+        },
+        {
+            "id": "sl1",
+            "title": "The Symmetry Lottery",
+            "abstract": "We study why transformers learn symmetries in machine learning. We coin the Symmetry "
+            "Lottery. Experiments on real-world benchmark datasets support it.",
+        },
+    ]
+    corpus = tmp_path / "areas.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    question = area_question("data domain")
+    assert question is not None and area_question("dataset") is None and area_question("task") is None
+
+    def reply(prompt: str) -> str:
+        if question in prompt:  # the broader question: the paper's area, or a field
+            return "Knowledge graph completion" if "Knowledge graph" in prompt else "Machine learning"
+        return "Real-world benchmark datasets"  # data described only by how it was obtained: no kind of data
+
+    fake = ScriptedChatModel(reply=reply)
+    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
+    a.ingest([corpus])
+    cells = {row.paper_id: row.cells[0] for row in a.table("data domain").rows}
+    assert cells["kg1"].value == "Knowledge graph completion" and cells["kg1"].quote.startswith("Knowledge graph")
+    assert cells["sl1"].value is None  # "machine learning" is stated, but the title does not name it
+    assert _in_title("Robotics", 'Development of a biologically inspired hopping robot-"Kenken"')
+    assert not _in_title("Machine learning", "Learning To Adapt CLIP for Few-Shot Monocular Depth Estimation")

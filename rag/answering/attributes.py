@@ -201,6 +201,10 @@ class AttributeKind:
     #: a statement (a finding): a value is a clause, and one the model reworded is shown as the abstract's sentence
     #: that holds half of it (rag.answering.table); other values are phrases, located as they are
     statement: bool = False
+    #: asked when no value of the kind is stated (the model names none, or none is kept): a broader question whose
+    #: answer counts only when the paper's title names it too ("Knowledge graph completion" for a paper whose
+    #: experiments are on "real-world benchmark datasets"), never a field the title does not name ("machine learning")
+    area_question: str | None = None
     #: a result: a figure that counts the data in its sentence ("12,326 trajectories") is a size, not a result
     result: bool = False
 
@@ -249,6 +253,7 @@ KINDS: tuple[AttributeKind, ...] = (
     AttributeKind(
         words=r"domains?|field|application",
         question="What kind of data or application area do the paper's experiments concern?",
+        area_question="What application area or field is the paper about?",
         check=is_domain,
         own_work="never",
         described=True,
@@ -285,6 +290,12 @@ def described(attribute: str) -> bool:
     """Whether a description of the attribute fills its cell (see :attr:`AttributeKind.described`)."""
     kind = kind_of(attribute)
     return kind is not None and kind.described
+
+
+def area_question(attribute: str) -> str | None:
+    """The attribute's broader question for when no value is stated (see :attr:`AttributeKind.area_question`)."""
+    kind = kind_of(attribute)
+    return kind.area_question if kind is not None else None
 
 
 def statement(attribute: str) -> bool:

@@ -35,7 +35,15 @@ from typing import ClassVar
 
 from langchain_core.messages import HumanMessage
 
-from rag.answering.attributes import described, fits_paper, fits_sentence, question_for, statement, value_fits
+from rag.answering.attributes import (
+    area_question,
+    described,
+    fits_paper,
+    fits_sentence,
+    question_for,
+    statement,
+    value_fits,
+)
 from rag.answering.evidence import evidence_spans, readable
 from rag.answering.facts import fact_problems, numbers
 from rag.answering.kinds import topic_predicate
@@ -232,6 +240,36 @@ def stated_first(rows: Sequence[TableRow]) -> list[TableRow]:
     return [r.model_copy(update={"n": n}) for n, r in enumerate(ordered, 1)]
 
 
+def _cell(
+    attribute: str,
+    value: str,
+    hit: SearchHit,
+    spans: Sequence[tuple[int, int]],
+    source: str,
+    acronyms: Sequence[tuple[str, str]],
+    own_start: int,
+) -> TableCell | None:
+    """The cell for the model's ``value`` of ``attribute``: the value (or the sentence shown in its place) with the
+    sentence that states it; None when it is not of the attribute's kind for this paper or no source states it."""
+    echo = key_terms(value) <= key_terms(question_for(attribute))  # "a named dataset or benchmark"
+    fits = not echo and value_fits(attribute, value) and fits_paper(attribute, value, hit.title, hit.abstract)
+    # a finding the model reworded is shown as a sentence of the paper's own work, never of its background
+    terms, start = (STATEMENT_TERMS, own_start) if statement(attribute) else (CLAUSE_TERMS, 0)
+    stated = _stating(value, hit, spans, source, acronyms, terms, start) if fits else None
+    if stated is not None and stated[0] != value and not value_fits(attribute, stated[0]):
+        stated = None  # the sentence shown in its place must be of the attribute's kind too
+    if stated is None or not fits_sentence(attribute, stated[0], normalise_text(stated[1])):
+        return None
+    return TableCell(attribute=attribute, value=stated[0], quote=stated[1], span=stated[2])
+
+
+def _in_title(value: str, title: str) -> bool:
+    """The paper's ``title`` names ``value``: holds each of its key terms, in some form of the word ("Robotics" in
+    "a hopping robot"; "Machine learning" is not in "Learning to Adapt CLIP")."""
+    held, terms = {h.strip("-") for h in key_terms(title)}, key_terms(value)  # 'robot-"Kenken"' has "robot"
+    return bool(terms) and all(any(_same_word(t, h) for h in held) for t in terms)
+
+
 def _both_forms(text: str) -> str:
     """``text`` as written and normalised (markup stripped), once when the two are the same: a word written twice
     would count as used elsewhere in the paper (:func:`rag.answering.facts.fact_problems` reads a word the value
@@ -346,22 +384,18 @@ class TablePath:
         cells: list[TableCell] = []
         dropped = 0
         for attribute in attributes:
-            value = values.get(attribute)
-            if mode != "llm":
-                value = None
+            value = values.get(attribute) if mode == "llm" else None
             if value is None or _NOT_STATED.match(value):
-                cells.append(TableCell(attribute=attribute))
-                continue
-            echo = key_terms(value) <= key_terms(question_for(attribute))  # "a named dataset or benchmark"
-            fits = not echo and value_fits(attribute, value) and fits_paper(attribute, value, hit.title, hit.abstract)
-            # a finding the model reworded is shown as a sentence of the paper's own work, never of its background
-            terms, start = (STATEMENT_TERMS, own_start) if statement(attribute) else (CLAUSE_TERMS, 0)
-            stated = _stating(value, hit, spans, source, acronyms, terms, start) if fits else None
-            if stated is not None and stated[0] != value and not value_fits(attribute, stated[0]):
-                stated = None  # the sentence shown in its place must be of the attribute's kind too
-            if stated is None or not fits_sentence(attribute, stated[0], normalise_text(stated[1])):
-                dropped += 1
-                cells.append(TableCell(attribute=attribute))
-                continue
-            cells.append(TableCell(attribute=attribute, value=stated[0], quote=stated[1], span=stated[2]))
+                cell = None
+            else:
+                cell = _cell(attribute, value, hit, spans, source, acronyms, own_start)
+                dropped += cell is None
+            area = area_question(attribute) if mode == "llm" else None
+            if cell is None and area is not None:  # no kind of data: the area the paper's title names, if any
+                said = self._ask(
+                    pipeline.extract_template, readable(hit.title), readable(hit.abstract), area, attribute
+                )
+                if said and not _NOT_STATED.match(said) and _in_title(said, hit.title):
+                    cell = _cell(attribute, said, hit, spans, source, acronyms, own_start)
+            cells.append(cell or TableCell(attribute=attribute))
         return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped

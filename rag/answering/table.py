@@ -16,7 +16,10 @@ stated": a cell is never guessed. Nor is a value the token limit cut off, nor on
 paper (:func:`rag.answering.attributes.fits_paper`) or its sentence (a result that counts the data,
 :func:`rag.answering.attributes.fits_sentence`). Data that the abstract describes rather than names is often
 "not stated" to the model: such an attribute is asked again without that option
-(:func:`rag.answering.attributes.described`).
+(:func:`rag.answering.attributes.described`). A finding is a statement: one the model reworded is shown as the
+sentence of the paper's own work that holds half of it, never a sentence of the abstract's background
+(:func:`own_work_start`). A data domain that no kind of data fills is the area the model names for the paper,
+when the paper's title names it too (:func:`rag.answering.attributes.area_question`).
 
 With a query, the rows are the papers that match it, found as a list question's are
 (:func:`rag.answering.paths.find_candidates`) and each confirmed by the same list judge

@@ -555,3 +555,41 @@ def test_a_domain_no_kind_of_data_fills_is_the_area_the_papers_title_names(
     assert cells["sl1"].value is None  # "machine learning" is stated, but the title does not name it
     assert _in_title("Robotics", 'Development of a biologically inspired hopping robot-"Kenken"')
     assert not _in_title("Machine learning", "Learning To Adapt CLIP for Few-Shot Monocular Depth Estimation")
+
+
+def test_a_domain_named_only_by_its_setting_gives_way_to_the_area_the_title_names(
+    make_settings: Any, embeddings: Any, tmp_path: Any
+) -> None:
+    import json
+
+    from rag.answering.attributes import area_question, vague_domain
+
+    records = [
+        {
+            "id": "cf1",
+            "title": "Cell-free DNA Classification for Chronic Disease",
+            "abstract": "Cell-free DNA classification detects chronic disease from blood. We prove a lower bound. "
+            "We then validate on real patient data, where our classifier beats clinical tests.",
+        },
+        {
+            "id": "ot1",
+            "title": "A Lower Bound for Sparse Windows",
+            "abstract": "Cell-free DNA classification detects chronic disease from blood. We prove a lower bound. "
+            "We then validate on real patient data, where our classifier beats clinical tests.",
+        },
+    ]
+    corpus = tmp_path / "setting.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    question = area_question("data domain")
+    assert vague_domain("Real patient data") and vague_domain("indoor and outdoor datasets")
+    assert not vague_domain("time series") and not vague_domain("challenging videos")
+
+    def reply(prompt: str) -> str:
+        return "Cell-free DNA classification" if question and question in prompt else "Real patient data"
+
+    fake = ScriptedChatModel(reply=reply)
+    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
+    a.ingest([corpus])
+    cells = {row.paper_id: row.cells[0] for row in a.table("data domain").rows}
+    assert cells["cf1"].value == "Cell-free DNA classification" and cells["cf1"].quote.startswith("Cell-free DNA")
+    assert cells["ot1"].value == "Real patient data"  # the title does not name the area: the model's value stands

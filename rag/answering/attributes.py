@@ -178,6 +178,16 @@ def is_domain(value: str) -> bool:
     return any(not _HOW_OR_WHAT.fullmatch(w) for w in re.findall(r"[\w-]+", value))
 
 
+# the head noun of data named only by the words around it: "Real patient data", "Indoor and outdoor datasets"
+_DATA_HEAD = re.compile(r"\b(?:data|datasets?|data ?sets|benchmarks?|scenarios?|settings?|experiments?)\W*$", re.I)
+
+
+def vague_domain(value: str) -> bool:
+    """A domain value whose head noun is a word for data or a setting ("Real patient data", "multi-turn editing
+    scenarios"): the words before it may name a kind of data, or only where it came from."""
+    return _DATA_HEAD.search(value) is not None
+
+
 def is_measure(value: str) -> bool:
     """Names a measure: a measure noun ("empirical risk", "Brier score") or a name (AP@50, ECE, pass@k),
     not a capability ("end-to-end vulnerability discovery")."""

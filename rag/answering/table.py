@@ -45,6 +45,7 @@ from rag.answering.attributes import (
     fits_sentence,
     question_for,
     statement,
+    vague_domain,
     value_fits,
 )
 from rag.answering.evidence import evidence_spans, readable
@@ -394,11 +395,12 @@ class TablePath:
                 cell = _cell(attribute, value, hit, spans, source, acronyms, own_start)
                 dropped += cell is None
             area = area_question(attribute) if mode == "llm" else None
-            if cell is None and area is not None:  # no kind of data: the area the paper's title names, if any
+            if area is not None and (cell is None or vague_domain(str(cell.value))):
+                # no kind of data, or data named by its setting: the area the paper's title names, if any
                 said = self._ask(
                     pipeline.extract_template, readable(hit.title), readable(hit.abstract), area, attribute
                 )
                 if said and not _NOT_STATED.match(said) and _in_title(said, hit.title):
-                    cell = _cell(attribute, said, hit, spans, source, acronyms, own_start)
+                    cell = _cell(attribute, said, hit, spans, source, acronyms, own_start) or cell
             cells.append(cell or TableCell(attribute=attribute))
         return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped

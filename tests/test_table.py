@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from itertools import count
 from typing import Any
 
 import pytest
@@ -21,6 +24,22 @@ from tests.fakes import (
     judging,
     table_cell_prompt,
 )
+
+
+@pytest.fixture
+def ingested(make_settings: Any, embeddings: Any, tmp_path: Any) -> Callable[..., Assistant]:
+    """``ingested(records, reply)``: an assistant whose index holds only ``records`` (dicts with id, title and
+    abstract) and whose model answers ``reply(prompt)``."""
+    made = count()
+
+    def make(records: list[dict[str, str]], reply: Callable[[str], str]) -> Assistant:
+        corpus = tmp_path / f"records{next(made)}.jsonl"
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        a = Assistant(make_settings(), embeddings=embeddings, chat_model=ScriptedChatModel(reply=reply))
+        a.ingest([corpus])
+        return a
+
+    return make
 
 
 def test_each_kind_of_attribute_is_asked_its_own_question_and_others_plainly() -> None:
@@ -198,22 +217,15 @@ def test_a_value_is_found_in_another_form_of_its_words_or_an_acronym_the_abstrac
 
 
 def test_a_value_its_given_title_states_is_quoted_from_the_title_but_never_from_a_derived_one(
-    make_settings: Any, embeddings: Any, tmp_path: Any
+    ingested: Callable[..., Assistant],
 ) -> None:
-    import json
-
     record = {
         "id": "af1",
         "title": "Stable Autofocus with Focal Consistency Loss",
         "abstract": "Cameras on phones must focus fast. We train a network on 3,000 focal stacks. It converges in "
         "fewer steps than prior work, and the images it selects are sharper than those of contrast search.",
     }
-    corpus = tmp_path / "titled.jsonl"
-    corpus.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    fake = ScriptedChatModel(reply=lambda prompt: "Stable autofocus")
-    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
-    a.ingest([corpus])
-    (row,) = a.table("task").rows
+    (row,) = ingested([record], lambda prompt: "Stable autofocus").table("task").rows
     (cell,) = row.cells
     assert cell.value == "Stable autofocus" and cell.quote == record["title"] and cell.span is None
     # the bundled abstracts come without titles: a title derived from the abstract is our words, never a source
@@ -488,12 +500,10 @@ def test_a_reworded_finding_is_never_shown_as_a_sentence_of_the_abstracts_backgr
 
 
 def test_a_value_with_a_word_of_the_title_is_no_swap_of_its_sentences_word(
-    make_settings: Any, embeddings: Any, tmp_path: Any
+    ingested: Callable[..., Assistant],
 ) -> None:
     """ "wide" (the title's) where the sentence says "extensive" is the paper's own wording, not a term swapped in
     from elsewhere: each sentence was once counted twice in the paper's text, so every word seemed used elsewhere."""
-    import json
-
     record = {
         "id": "ta1",
         "title": "Tele-assembly in Wide Remote Environments",
@@ -501,25 +511,17 @@ def test_a_value_with_a_word_of_the_title_is_no_swap_of_its_sentences_word(
         "remote environment. It comprises a telemanipulator with two arms. The video shows an assembly experiment "
         "with toy bricks, a harder task.",
     }
-    corpus = tmp_path / "tele.jsonl"
-    corpus.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    fake = ScriptedChatModel(reply=lambda prompt: "Assembly task in wide remote environments")
-    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
-    a.ingest([corpus])
+    a = ingested([record], lambda prompt: "Assembly task in wide remote environments")
     (cell,) = a.table("task").rows[0].cells
     assert cell.value == "Assembly task in wide remote environments" and cell.quote.startswith("The video shows a tele")
     # a true swap is still caught: a term of another sentence in the place of its sentence's own
-    swap = ScriptedChatModel(reply=lambda prompt: "an assembly experiment in an extensive remote environment")
-    b = Assistant(make_settings(), embeddings=embeddings, chat_model=swap)
-    b.ingest([corpus])
+    b = ingested([record], lambda prompt: "an assembly experiment in an extensive remote environment")
     assert b.table("task").rows[0].cells[0].value is None  # "experiment" (the third sentence's) for "task"
 
 
 def test_a_domain_no_kind_of_data_fills_is_the_area_the_papers_title_names(
-    make_settings: Any, embeddings: Any, tmp_path: Any
+    ingested: Callable[..., Assistant],
 ) -> None:
-    import json
-
     from rag.answering.attributes import area_question
     from rag.answering.table import _in_title
 
@@ -537,8 +539,6 @@ def test_a_domain_no_kind_of_data_fills_is_the_area_the_papers_title_names(
             "Lottery. Experiments on real-world benchmark datasets support it.",
         },
     ]
-    corpus = tmp_path / "areas.jsonl"
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     question = area_question("data domain")
     assert question is not None and area_question("dataset") is None and area_question("task") is None
 
@@ -547,10 +547,7 @@ def test_a_domain_no_kind_of_data_fills_is_the_area_the_papers_title_names(
             return "Knowledge graph completion" if "Knowledge graph" in prompt else "Machine learning"
         return "Real-world benchmark datasets"  # data described only by how it was obtained: no kind of data
 
-    fake = ScriptedChatModel(reply=reply)
-    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
-    a.ingest([corpus])
-    cells = {row.paper_id: row.cells[0] for row in a.table("data domain").rows}
+    cells = {row.paper_id: row.cells[0] for row in ingested(records, reply).table("data domain").rows}
     assert cells["kg1"].value == "Knowledge graph completion" and cells["kg1"].quote.startswith("Knowledge graph")
     assert cells["sl1"].value is None  # "machine learning" is stated, but the title does not name it
     assert _in_title("Robotics", 'Development of a biologically inspired hopping robot-"Kenken"')
@@ -558,10 +555,8 @@ def test_a_domain_no_kind_of_data_fills_is_the_area_the_papers_title_names(
 
 
 def test_a_domain_named_only_by_its_setting_gives_way_to_the_area_the_title_names(
-    make_settings: Any, embeddings: Any, tmp_path: Any
+    ingested: Callable[..., Assistant],
 ) -> None:
-    import json
-
     from rag.answering.attributes import area_question, vague_domain
 
     records = [
@@ -578,8 +573,6 @@ def test_a_domain_named_only_by_its_setting_gives_way_to_the_area_the_title_name
             "We then validate on real patient data, where our classifier beats clinical tests.",
         },
     ]
-    corpus = tmp_path / "setting.jsonl"
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     question = area_question("data domain")
     assert vague_domain("Real patient data") and vague_domain("indoor and outdoor datasets")
     assert not vague_domain("time series") and not vague_domain("challenging videos")
@@ -587,9 +580,6 @@ def test_a_domain_named_only_by_its_setting_gives_way_to_the_area_the_title_name
     def reply(prompt: str) -> str:
         return "Cell-free DNA classification" if question and question in prompt else "Real patient data"
 
-    fake = ScriptedChatModel(reply=reply)
-    a = Assistant(make_settings(), embeddings=embeddings, chat_model=fake)
-    a.ingest([corpus])
-    cells = {row.paper_id: row.cells[0] for row in a.table("data domain").rows}
+    cells = {row.paper_id: row.cells[0] for row in ingested(records, reply).table("data domain").rows}
     assert cells["cf1"].value == "Cell-free DNA classification" and cells["cf1"].quote.startswith("Cell-free DNA")
     assert cells["ot1"].value == "Real patient data"  # the title does not name the area: the model's value stands

@@ -72,14 +72,9 @@ def _introduction_matches(name: str, abstract: str) -> list[re.Match[str]]:
     ]
 
 
-def _introductions(name: str, abstract: str) -> list[str]:
-    """The passages of :func:`_introduction_matches`."""
-    return [m.group(0) for m in _introduction_matches(name, abstract)]
-
-
 def _introduced(name: str, abstract: str) -> list[str]:
-    """The passages of ``abstract`` that introduce ``name`` (see :func:`_introductions`)."""
-    return _introductions(name, abstract)
+    """The passages of ``abstract`` that introduce ``name`` (see :func:`_introduction_matches`)."""
+    return [m.group(0) for m in _introduction_matches(name, abstract)]
 
 
 def _own_name(value: str, title: str, abstract: str) -> bool:

@@ -367,8 +367,8 @@ class TablePath:
         """One paper's row (values found in its abstract, else empty) and how many model values were dropped."""
         pipeline = self.pipeline
         values: dict[str, str] = {}
+        title, abstract = readable(hit.title), readable(hit.abstract)  # the same lead for every question
         if mode == "llm":
-            title, abstract = readable(hit.title), readable(hit.abstract)  # the same lead for every question
             answers: dict[str, str | None] = {}  # by question: "dataset" and "benchmarks" ask the same, once
             for attribute in attributes:
                 question = question_for(attribute)
@@ -397,9 +397,7 @@ class TablePath:
             area = area_question(attribute) if mode == "llm" else None
             if area is not None and (cell is None or vague_domain(str(cell.value))):
                 # no kind of data, or data named by its setting: the area the paper's title names, if any
-                said = self._ask(
-                    pipeline.extract_template, readable(hit.title), readable(hit.abstract), area, attribute
-                )
+                said = self._ask(pipeline.extract_template, title, abstract, area, attribute)
                 if said and not _NOT_STATED.match(said) and _in_title(said, hit.title):
                     cell = _cell(attribute, said, hit, spans, source, acronyms, own_start) or cell
             cells.append(cell or TableCell(attribute=attribute))

@@ -71,6 +71,15 @@ def test_a_result_needs_a_figure_and_a_dataset_or_metric_needs_a_name() -> None:
         assert value_fits("data domain", domain), domain
     for how in ("Observational data", "synthetic and real-world data", "challenging datasets", "practical scenarios"):
         assert not value_fits("data domain", how), how
+    # a way of learning or a family of models is the method's field, not the data it learns from
+    for way in (
+        "Quantum machine learning (QML)",
+        "Multi-agent reinforcement learning",
+        "Deep learning, MoE architectures",
+    ):
+        assert not value_fits("data domain", way), way
+    for area in ("Robot learning tasks", "Transformer-based language models", "Learning analytics in schools"):
+        assert value_fits("data domain", area), area
     # a number inside a name is no result; the size of the data is none either
     assert not value_fits("best result", "pass@k improves while pass@1 degrades") and not value_fits("score", "GPT-4")
     sentence = "It holds 12,326 failed trajectories across 26 benchmarks; our method solves 65 of 100 challenges."
@@ -83,6 +92,9 @@ def test_an_answer_is_its_first_line_without_an_echoed_label_or_frame() -> None:
     assert _parse_answer("- dataset: WildBox", "dataset") == "WildBox"
     assert _parse_answer("The authors find that router updates freeze after one step.", "main finding") == (
         "router updates freeze after one step"
+    )
+    assert _parse_answer("The paper's experiments show that accuracy collapses", "main finding") == (
+        "accuracy collapses"
     )
     assert _parse_answer("We propose Selective Social Learning (SSL)", "method") == "Selective Social Learning (SSL)"
     assert _parse_answer("AP@50: 8.68", "metric") == "AP@50: 8.68"  # a colon inside a value is kept
@@ -583,3 +595,66 @@ def test_a_domain_named_only_by_its_setting_gives_way_to_the_area_the_title_name
     cells = {row.paper_id: row.cells[0] for row in ingested(records, reply).table("data domain").rows}
     assert cells["cf1"].value == "Cell-free DNA classification" and cells["cf1"].quote.startswith("Cell-free DNA")
     assert cells["ot1"].value == "Real patient data"  # the title does not name the area: the model's value stands
+
+
+def test_a_finding_given_as_the_contribution_described_gives_way_to_what_the_work_shows(
+    ingested: Callable[..., Assistant],
+) -> None:
+    from rag.answering.attributes import is_finding, sharper
+
+    assert not is_finding("WiREBench is a unique benchmark derived from real-world mobile applications")
+    assert not is_finding("PUDA tailors a positive-unlabeled risk estimator for the task")
+    assert not is_finding("cognitive control should be a first-class computational object")
+    for found in (
+        "DLR outperforms prior latent reasoning baselines",
+        "router updates freeze after one step",
+        "the proposed hindlimb mechanism is effective for legged running",
+    ):
+        assert is_finding(found), found
+    assert sharper("main finding", "router updates freeze", "T", "A.") is None
+    assert sharper("dataset", "X is a set", "T", "A.") is None  # no sharper question for a dataset
+    question = sharper("main finding", "WiREBench is a benchmark of mobile apps", "T", "A.")
+    assert question is not None
+
+    record = {
+        "id": "wb1",
+        "title": "A Benchmark for Vulnerability Discovery",
+        "abstract": "Agents are used for security. We present WiREBench, a benchmark of real mobile applications. "
+        "Agents running on WiREBench identify and confirm 65 protocol vulnerabilities.",
+    }
+    contribution = "WiREBench is a benchmark of real mobile applications"
+
+    def reply(prompt: str) -> str:
+        return "Agents identify and confirm 65 protocol vulnerabilities" if question in prompt else contribution
+
+    (cell,) = ingested([record], reply).table("main finding").rows[0].cells
+    assert cell.value == "Agents identify and confirm 65 protocol vulnerabilities" and "65" in str(cell.quote)
+    # the sharper answer no sentence states (or "not stated"): the model's first value stands
+    for sharp in ("Agents find 90 bugs in the kernel", "not stated"):
+        a = ingested([record], lambda p, said=sharp: said if question in p else contribution)
+        (kept,) = a.table("main finding").rows[0].cells
+        assert kept.value is not None and "WiREBench" in kept.value, sharp
+
+
+def test_a_method_that_is_the_papers_data_gives_way_to_what_the_authors_evaluate(
+    ingested: Callable[..., Assistant],
+) -> None:
+    from rag.answering.attributes import sharper
+
+    record = {
+        "id": "wx1",
+        "title": "Wildlife from Drones",
+        "abstract": "Drones film wildlife. We introduce WildBox, a dataset and benchmark for 3D detection. "
+        "We evaluate two open-vocabulary 3D detectors, OVMono3D-LIFT and DetAny3D, under zero-shot protocols.",
+    }
+    question = sharper("method", "WildBox", record["title"], record["abstract"])
+    assert question is not None and sharper("method", "OVMono3D-LIFT", record["title"], record["abstract"]) is None
+
+    def reply(prompt: str) -> str:
+        return "Open-vocabulary 3D detectors OVMono3D-LIFT and DetAny3D" if question in prompt else "WildBox"
+
+    (cell,) = ingested([record], reply).table("method").rows[0].cells
+    assert cell.value == "Open-vocabulary 3D detectors OVMono3D-LIFT and DetAny3D" and "evaluate" in str(cell.quote)
+    # the sharper answer is the data again: the cell stays empty, never the paper's data as its method
+    (empty,) = ingested([record], lambda prompt: "WildBox").table("method").rows[0].cells
+    assert empty.value is None

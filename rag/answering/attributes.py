@@ -166,11 +166,23 @@ _HOW_OR_WHAT = re.compile(
 )
 
 
+# a way of learning or a family of models: "(deep | reinforcement | quantum machine) learning", "MoE architectures"
+_LEARNING_HEAD = re.compile(r"\b(?:learning|architectures?)\W*$", re.I)
+
+
+def names_learning(value: str) -> bool:
+    """Each part of ``value`` names a way of learning or a family of models ("Quantum machine learning (QML)",
+    "Large-scale deep learning, MoE architectures"): how a paper learns, its method's field, not what data it
+    learns from."""
+    parts = [p for p in re.split(r"[,;/]|\band\b", re.sub(r"\([^)]*\)", " ", value)) if p.strip()]
+    return bool(parts) and all(_LEARNING_HEAD.search(p) for p in parts)
+
+
 def is_domain(value: str) -> bool:
     """Names a kind of data or an area ("time series", "real patient data", "mobile applications"), not data
     described only by how it was obtained ("observational data", "synthetic and real-world data", "practical
-    scenarios")."""
-    return any(not _HOW_OR_WHAT.fullmatch(w) for w in re.findall(r"[\w-]+", value))
+    scenarios"), nor a way of learning ("multi-agent reinforcement learning": :func:`names_learning`)."""
+    return any(not _HOW_OR_WHAT.fullmatch(w) for w in re.findall(r"[\w-]+", value)) and not names_learning(value)
 
 
 # the head noun of data named only by the words around it: "Real patient data", "Indoor and outdoor datasets"
@@ -181,6 +193,22 @@ def vague_domain(value: str) -> bool:
     """A domain value whose head noun is a word for data or a setting ("Real patient data", "multi-turn editing
     scenarios"): the words before it may name a kind of data, or only where it came from."""
     return _DATA_HEAD.search(value) is not None
+
+
+# what a finding is not: the paper's contribution defined ("WiREBench is a unique benchmark ..."), its method
+# described ("PUDA tailors a risk estimator ..."), or what ought to be ("X should be a first-class object")
+_NOT_FINDING = re.compile(
+    r"^(?:the\s+proposed\s+|our\s+|this\s+)?[\w()-]+(?:\s+[\w()-]+){0,3}?\s+(?:(?:is|are)\s+(?:a|an)\s|"
+    r"(?:uses?|employs?|leverages?|combines?|integrates?|consists?|comprises?|relies|builds?|tailors?|adopts?|"
+    r"incorporates?|contains?)\b)|\b(?:should|must|ought\s+to)\b",
+    re.I,
+)
+
+
+def is_finding(value: str) -> bool:
+    """States something found, proved or shown ("DLR outperforms prior latent reasoning baselines", "router updates
+    freeze after one step"), not the contribution defined or described, nor a recommendation."""
+    return _NOT_FINDING.search(value) is None
 
 
 def is_measure(value: str) -> bool:
@@ -212,6 +240,12 @@ class AttributeKind:
     area_question: str | None = None
     #: a result: a figure that counts the data in its sentence ("12,326 trajectories") is a size, not a result
     result: bool = False
+    #: asked when the model's value is not of the kind for its paper (:func:`fits_paper`: a method that is the
+    #: paper's data) or fails ``sharper_check`` (a finding given as the contribution described): a sharper question
+    #: whose answer, when a sentence states it and it passes both, takes the value's place; otherwise the value
+    #: stands (or the cell stays empty)
+    sharper: str | None = None
+    sharper_check: Callable[[str], bool] | None = None
 
     def matches(self, attribute: str) -> bool:
         return re.search(rf"\b(?:{self.words})\b", attribute.lower()) is not None
@@ -254,6 +288,7 @@ KINDS: tuple[AttributeKind, ...] = (
         "Describe it in a few words, not just its name.",
         own_work="not data",
         described=True,
+        sharper="What technique, model or analysis do the authors propose or evaluate? Describe it in a few words.",
     ),
     AttributeKind(
         words=r"domains?|field|application",
@@ -268,6 +303,8 @@ KINDS: tuple[AttributeKind, ...] = (
         question="What is the paper's main finding: what do the authors find, prove or show?",
         described=True,
         statement=True,
+        sharper="What result do the paper's experiments or analysis show?",
+        sharper_check=is_finding,
     ),
     AttributeKind(words=r"limitations?|weakness(?:es)?", question="What limitation does the abstract state?"),
 )
@@ -301,6 +338,16 @@ def area_question(attribute: str) -> str | None:
     """The attribute's broader question for when no value is stated (see :attr:`AttributeKind.area_question`)."""
     kind = kind_of(attribute)
     return kind.area_question if kind is not None else None
+
+
+def sharper(attribute: str, value: str, title: str, abstract: str) -> str | None:
+    """The sharper question for a stated ``value`` that is not of its kind for the paper or fails the kind's
+    check (see :attr:`AttributeKind.sharper`), else None."""
+    kind = kind_of(attribute)
+    if kind is None or kind.sharper is None:
+        return None
+    passes = kind.sharper_check is None or kind.sharper_check(value)
+    return None if passes and fits_paper(attribute, value, title, abstract) else kind.sharper
 
 
 def statement(attribute: str) -> bool:

@@ -44,6 +44,7 @@ from rag.answering.attributes import (
     fits_paper,
     fits_sentence,
     question_for,
+    sharper,
     statement,
     vague_domain,
     value_fits,
@@ -91,7 +92,8 @@ def _parse_answer(text: str, attribute: str, cut: bool = False) -> str | None:
 
 # the frame a model puts around a copied phrase: "The authors find that ...", "The paper proposes ..."
 _FRAME = re.compile(
-    r"^(?:the\s+)?(?:authors?|paper|study|work|abstract|they|we)\s+(?:\w+ly\s+)?"
+    r"^(?:the\s+)?(?:authors?|paper|study|work|abstract|they|we)"
+    r"(?:'s\s+(?:experiments?|results?|analys[ie]s|findings?|evaluations?))?\s+(?:\w+ly\s+)?"
     r"(?:finds?|found|shows?|showed|proves?|proved|proposes?|introduces?|presents?|demonstrates?|argues?|"
     r"uses?|studies|study|address(?:es)?|develops?|reports?|derives?|establish(?:es)?|identif(?:y|ies)|reveals?|"
     r"concludes?)\s+(?:that\s+)?",
@@ -385,6 +387,7 @@ class TablePath:
         source = " ".join(_both_forms(t) for t in [f"{hit.title}.", *(hit.abstract[a:b] for a, b in spans)])
         acronyms = acronym_definitions(normalise_text(f"{hit.title}. {hit.abstract}"))
         own_start = own_work_start([hit.abstract[a:b] for a, b in spans])
+        row_args = (hit, spans, source, acronyms, own_start)
         cells: list[TableCell] = []
         dropped = 0
         for attribute in attributes:
@@ -392,13 +395,22 @@ class TablePath:
             if value is None or _NOT_STATED.match(value):
                 cell = None
             else:
-                cell = _cell(attribute, value, hit, spans, source, acronyms, own_start)
+                cell = _cell(attribute, value, *row_args)
                 dropped += cell is None
+            shown = str(cell.value) if cell is not None else value
+            again = (
+                sharper(attribute, shown, hit.title, hit.abstract) if shown and not _NOT_STATED.match(shown) else None
+            )
+            if again is not None:  # stated, but not what the kind asks for: a sharper question's value, if it is
+                said = self._ask(pipeline.extract_template, title, abstract, again, attribute)
+                sharp = None if not said or _NOT_STATED.match(said) else _cell(attribute, said, *row_args)
+                fits = sharp is not None and sharper(attribute, str(sharp.value), hit.title, hit.abstract) is None
+                cell = sharp if fits else cell
             area = area_question(attribute) if mode == "llm" else None
             if area is not None and (cell is None or vague_domain(str(cell.value))):
                 # no kind of data, or data named by its setting: the area the paper's title names, if any
                 said = self._ask(pipeline.extract_template, title, abstract, area, attribute)
                 if said and not _NOT_STATED.match(said) and _in_title(said, hit.title):
-                    cell = _cell(attribute, said, hit, spans, source, acronyms, own_start) or cell
+                    cell = _cell(attribute, said, *row_args) or cell
             cells.append(cell or TableCell(attribute=attribute))
         return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped

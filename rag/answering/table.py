@@ -19,7 +19,10 @@ paper (:func:`rag.answering.attributes.fits_paper`) or its sentence (a result th
 (:func:`rag.answering.attributes.described`). A finding is a statement: one the model reworded is shown as the
 sentence of the paper's own work that holds half of it, never a sentence of the abstract's background
 (:func:`own_work_start`). A data domain that no kind of data fills is the area the model names for the paper,
-when the paper's title names it too (:func:`rag.answering.attributes.area_question`).
+when the paper's title names it too (:func:`rag.answering.attributes.area_question`). A value stated but not
+what its kind asks for (a finding given as the contribution described, a method that is the paper's own data) is
+asked a sharper question, whose answer takes its place only when a sentence states it and it passes the same
+checks (:func:`rag.answering.attributes.sharper`).
 
 With a query, the rows are the papers that match it, found as a list question's are
 (:func:`rag.answering.paths.find_candidates`) and each confirmed by the same list judge

@@ -391,6 +391,12 @@ class TablePath:
         acronyms = acronym_definitions(normalise_text(f"{hit.title}. {hit.abstract}"))
         own_start = own_work_start([hit.abstract[a:b] for a, b in spans])
         row_args = (hit, spans, source, acronyms, own_start)
+
+        def ask_again(attribute: str, question: str) -> str | None:
+            """The model's answer to a second question for ``attribute`` (sharper, or the area), None if not stated."""
+            said = self._ask(pipeline.extract_template, title, abstract, question, attribute)
+            return None if not said or _NOT_STATED.match(said) else said
+
         cells: list[TableCell] = []
         dropped = 0
         for attribute in attributes:
@@ -405,15 +411,15 @@ class TablePath:
                 sharper(attribute, shown, hit.title, hit.abstract) if shown and not _NOT_STATED.match(shown) else None
             )
             if again is not None:  # stated, but not what the kind asks for: a sharper question's value, if it is
-                said = self._ask(pipeline.extract_template, title, abstract, again, attribute)
-                sharp = None if not said or _NOT_STATED.match(said) else _cell(attribute, said, *row_args)
+                said = ask_again(attribute, again)
+                sharp = _cell(attribute, said, *row_args) if said else None
                 fits = sharp is not None and sharper(attribute, str(sharp.value), hit.title, hit.abstract) is None
                 cell = sharp if fits else cell
             area = area_question(attribute) if mode == "llm" else None
             if area is not None and (cell is None or vague_domain(str(cell.value))):
                 # no kind of data, or data named by its setting: the area the paper's title names, if any
-                said = self._ask(pipeline.extract_template, title, abstract, area, attribute)
-                if said and not _NOT_STATED.match(said) and _in_title(said, hit.title):
+                said = ask_again(attribute, area)
+                if said and _in_title(said, hit.title):
                     cell = _cell(attribute, said, *row_args) or cell
             cells.append(cell or TableCell(attribute=attribute))
         return TableRow(n=n, paper_id=hit.paper_id, title=hit.title, cells=cells), dropped

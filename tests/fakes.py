@@ -93,6 +93,16 @@ _STATEMENT_ASKED = re.compile(r"as the statement that the answer .*\nQuestion: (
 NEGATED = "It is false that "
 
 
+_CONTRAST_ASKED = re.compile(r"Which statement does the excerpt support\?\nA: (.*)\nB: (.*)\n")
+
+
+def contrast_asked(prompt: str) -> tuple[str, str] | None:
+    """(option A, option B) when ``prompt`` makes the stance judge choose between a claim and its opposite
+    (prompts/contrast.md)."""
+    m = _CONTRAST_ASKED.search(prompt)
+    return (m.group(1), m.group(2)) if m else None
+
+
 def rewrite_asked(prompt: str) -> tuple[str, str] | None:
     """("opposite", claim) or ("statement", question) when ``prompt`` asks for the stance judge's rewrite of a
     claim into its opposite (prompts/opposite.md) or of a yes/no question into a claim (prompts/statement.md)."""
@@ -105,7 +115,7 @@ def rewrite_asked(prompt: str) -> tuple[str, str] | None:
 
 def label_head() -> Any:
     """A stance head that passes the model's label probabilities through (supports/refutes/not stated =
-    normalised P(yes)/P(no)/P(not)), the opposite's P(yes) counting against support: tests of the paths that
+    normalised P(yes)/P(no)/P(not)), choosing the claim over its opposite counting for support: tests of the paths that
     use the judge then do not depend on the numbers of the shipped head, which its benchmarks measure."""
     import numpy as np
 
@@ -113,7 +123,7 @@ def label_head() -> Any:
 
     n = len(FEATURES)
     w = np.zeros((3, n))
-    w[0, FEATURES.index("log p(yes|opposite)/p(yes)")] = -1.0
+    w[0, FEATURES.index("claim over opposite")] = 1.0
     w[1, FEATURES.index("log p(no)/p(yes)")] = 1.0
     w[2, FEATURES.index("log p(not)/p(yes)")] = 1.0
     one = {"claim": np.ones(n)}
@@ -203,11 +213,12 @@ class PathsReply:
         asked = rewrite_asked(prompt)
         if asked is not None:  # the stance judge's rewrites: the opposite, or the question as a claim
             return NEGATED + asked[1] if asked[0] == "opposite" else f"It holds that {asked[1].rstrip('?')}."
-        if "Yes, No, or Not" in prompt:
+        choice = contrast_asked(prompt)
+        if choice is not None:  # made to choose: the option its verdict says yes to
             said = self.verdict(prompt)
-            if f"Claim: {NEGATED}" in prompt:  # a consistent judge: yes to the opposite is no to the claim
-                said = {"Yes": "No", "No": "Yes"}.get(said, said)
-            return said
+            return "A" if (said == "Yes") != choice[0].startswith(NEGATED) else "B"
+        if "Yes, No, or Not" in prompt:
+            return self.verdict(prompt)
         row = copying_table_reply(prompt)
         return row if row is not None else self.other(prompt)
 
@@ -215,15 +226,22 @@ class PathsReply:
 class LabelChatModel(BaseChatModel):
     """A one-token judge: ``probs(prompt)`` gives P(word) for the first token (sent as logprobs, as llama.cpp's
     server does); records every judge prompt. Asked to write a claim's opposite (prompts/opposite.md), it
-    writes ``opposite(claim)`` and records the claim in ``rewrites``; judging that opposite, it is consistent:
-    P(yes) and P(no) of ``probs`` change places. Asked to state a yes/no question (prompts/statement.md), it
-    writes ``statement(question)`` and records the question. Writing anything else is not what a judge does."""
+    writes ``opposite(claim)`` and records the claim in ``rewrites``; made to choose between a claim and its
+    opposite (prompts/contrast.md), it is consistent with its last judgement (``picks_claim``). Asked to state a
+    yes/no question (prompts/statement.md), it writes ``statement(question)`` and records the question.
+    Writing anything else is not what a judge does."""
 
     probs: Callable[[str], dict[str, float]]
     opposite: Callable[[str], str] = lambda claim: f"{NEGATED}{claim}"
     statement: Callable[[str], str] = lambda question: f"It holds that {question.rstrip('?')}."
     prompts: list[str] = Field(default_factory=list)
     rewrites: list[str] = Field(default_factory=list)
+    #: the forced choices between a claim and its opposite (prompts/contrast.md), apart from ``prompts``
+    contrasts: list[str] = Field(default_factory=list)
+    #: P(it picks the claim over its opposite) for a forced-choice prompt; None: as often as it said yes to the
+    #: claim in the judgement before, P(yes) / (P(yes) + P(no))
+    picks_claim: Callable[[str], float] | None = None
+    said_yes: float = 0.5
 
     @property
     def _llm_type(self) -> str:
@@ -243,10 +261,18 @@ class LabelChatModel(BaseChatModel):
             said = self.opposite(asked[1]) if asked[0] == "opposite" else self.statement(asked[1])
             return ChatResult(generations=[ChatGeneration(message=AIMessage(said))])
         assert kwargs.get("max_tokens") == 1 and kwargs.get("logprobs"), "a judge asks for one token with logprobs"
-        self.prompts.append(prompt)
-        probs = self.probs(prompt)
-        if f"Claim: {NEGATED}" in prompt:  # the default opposite: a consistent judge swaps yes and no
-            probs = {**probs, "Yes": probs.get("No", 0.0), "No": probs.get("Yes", 0.0)}
+        choice = contrast_asked(prompt)
+        if choice is not None:  # made to choose: it picks the claim as often as it says yes to it
+            self.contrasts.append(prompt)
+            claim = self.picks_claim(prompt) if self.picks_claim else self.said_yes
+            p_a = 1 - claim if choice[0].startswith(NEGATED) else claim
+            probs = {"A": min(max(p_a, 0.01), 0.99), "B": min(max(1 - p_a, 0.01), 0.99)}
+        else:
+            self.prompts.append(prompt)
+            probs = self.probs(prompt)
+        if choice is None:
+            yes, no = probs.get("Yes", 0.0), probs.get("No", 0.0)
+            self.said_yes = yes / ((yes + no) or 1.0)
         tops = [{"token": w, "logprob": math.log(p)} for w, p in sorted(probs.items(), key=lambda kv: -kv[1]) if p > 0]
         meta = {"logprobs": {"content": [{"token": tops[0]["token"], "top_logprobs": tops}]}}
         return ChatResult(

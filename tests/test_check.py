@@ -14,7 +14,7 @@ from rag import Assistant, CheckEvent, QuestionError, Settings, StanceEvent, Sta
 from rag.answering.check import verdict_of
 from rag.answering.stance import FEATURES, STANCES, StanceHead, excerpt_of, fit_head
 from rag.types import PaperStance
-from tests.fakes import NEGATED, LabelChatModel, with_label_head
+from tests.fakes import NEGATED, LabelChatModel, contrast_asked, with_label_head
 
 CLAIM = "WildBox provides 3D bounding box annotations."
 
@@ -49,11 +49,13 @@ def test_check_streams_each_paper_in_relevance_order_then_the_verdict(seed_assis
     assert isinstance(events[0], StatusEvent)
     stances = [e for e in events[1:-1] if isinstance(e, StanceEvent)]
     assert len(stances) == len(events) - 2 == 5
-    # each paper judged on the claim; those the model does not call "not stated" also on its opposite, written once
-    on_claim = [p for p in fake.prompts if "It is false that" not in p]
-    on_opposite = [_excerpt(p) for p in fake.prompts if "It is false that" in p]
+    # each paper judged on the claim; on those the model does not call "not stated" it is also made to choose
+    # between the claim and its opposite (written once), in both orders
+    on_claim = fake.prompts
     assert len(on_claim) == 5 and fake.rewrites == [CLAIM]
-    assert on_opposite == [_excerpt(p) for p in on_claim if by_words(p)["Not"] < 0.5] and on_opposite
+    gated = [_excerpt(p) for p in on_claim if by_words(p)["Not"] < 0.5]
+    assert [_excerpt(p) for p in fake.contrasts] == [e for e in gated for _ in range(2)] and gated
+    assert [contrast_asked(p) for p in fake.contrasts[:2]] == [(CLAIM, NEGATED + CLAIM), (NEGATED + CLAIM, CLAIM)]
     assert [e.checked for e in stances] == [1, 2, 3, 4, 5] and {e.total for e in stances} == {5}
     assert [e.paper.paper_id for e in stances] == [h.paper_id for h in events[0].sources]
     check = events[-1].check if isinstance(events[-1], CheckEvent) else None
@@ -73,46 +75,41 @@ def test_every_quote_is_verbatim_and_located_in_its_abstract(seed_assistant: Any
         assert abs(sum(p.probabilities.values()) - 1) < 1e-3 and p.probability == p.probabilities[p.stance]
 
 
-def test_the_opposite_is_judged_on_the_same_excerpt_as_the_claim(seed_assistant: Any) -> None:
+def test_the_claim_is_set_against_its_opposite_on_the_same_excerpt(seed_assistant: Any) -> None:
     a, fake = checker(seed_assistant, lambda prompt: {"Yes": 0.5, "No": 0.3, "Not": 0.2}, k=3)
     a.check(CLAIM)
     on_claim = [p for p in fake.prompts if f"Claim: {CLAIM}" in p]
-    on_opposite = [p for p in fake.prompts if f"Claim: It is false that {CLAIM}" in p]
-    assert len(on_claim) == len(on_opposite) == 3 and len(fake.prompts) == 6
-    assert [_excerpt(p) for p in on_claim] == [_excerpt(p) for p in on_opposite]
+    assert len(on_claim) == len(fake.prompts) == 3 and len(fake.contrasts) == 6
+    assert [_excerpt(p) for p in fake.contrasts] == [_excerpt(p) for p in on_claim for _ in range(2)]
+    for first, second in zip(fake.contrasts[::2], fake.contrasts[1::2]):  # both orders, so that A's lead cancels
+        assert contrast_asked(first) == tuple(reversed(contrast_asked(second) or ()))
 
 
-def believed_opposite(yes: float) -> Any:
-    """The WildBox excerpt leaves the claim itself open (Yes 0.35, No 0.3); its opposite gets Yes ``yes`` (given
-    as No: the fake swaps yes and no on an opposite)."""
+def test_an_excerpt_that_supports_the_opposite_leans_to_refutes(seed_assistant: Any) -> None:
+    """The shipped head reads the forced choice: the same claim judgement (the WildBox excerpt leaves the claim
+    itself open: Yes 0.35, No 0.3) with the opposite chosen (P(claim) 0.1) gives the paper more P(refutes) and
+    less P(supports) than with the claim chosen (0.9)."""
 
     def probs(prompt: str) -> dict[str, float]:
         if "WildBox" not in _excerpt(prompt):
             return {"Yes": 0.2, "No": 0.1, "Not": 0.7}
-        if "Claim: It is false that" in prompt:
-            return {"No": yes, "Yes": (1 - yes) / 2, "Not": (1 - yes) / 2}
         return {"Yes": 0.35, "No": 0.3, "Not": 0.35}
 
-    return probs
-
-
-def test_an_excerpt_that_supports_the_opposite_leans_to_refutes(seed_assistant: Any) -> None:
-    """The shipped head reads the opposite: the same claim judgement with the opposite believed (P(yes) 0.9)
-    gives the paper more P(refutes) and less P(supports) than with the opposite rejected (0.05)."""
     seen = {}
-    for yes in (0.05, 0.9):
-        a, _ = checker(seed_assistant, believed_opposite(yes), k=2)
-        top = next(p for p in a.check(CLAIM).papers if "WildBox" in p.title)
-        seen[yes] = top.probabilities
-    assert seen[0.9]["refutes"] > seen[0.05]["refutes"] + 0.1
-    assert seen[0.9]["supports"] < seen[0.05]["supports"]
+    for claim in (0.9, 0.1):
+        fake = LabelChatModel(probs=probs, picks_claim=lambda prompt, claim=claim: claim)
+        a = Assistant(seed_assistant.settings, embeddings=seed_assistant.embeddings, chat_model=fake)
+        top = next(p for p in a.check(CLAIM, k=2).papers if "WildBox" in p.title)
+        seen[claim] = top.probabilities
+    assert seen[0.1]["refutes"] > seen[0.9]["refutes"] + 0.1
+    assert seen[0.1]["supports"] < seen[0.9]["supports"] - 0.1
 
 
 def test_no_opposite_is_written_when_the_model_has_no_head(seed_assistant: Any) -> None:
     a, fake = checker(seed_assistant, k=2)
     a._pipeline.stance.head = None  # e.g. a user's own model: its raw label probabilities decide
     a.check(CLAIM)
-    assert fake.rewrites == [] and len(fake.prompts) == 2
+    assert fake.rewrites == [] and len(fake.prompts) == 2 and fake.contrasts == []
 
 
 def test_a_question_is_stated_once_and_a_reply_that_is_no_statement_is_refused(seed_assistant: Any) -> None:
@@ -267,8 +264,9 @@ def test_a_yes_no_question_is_judged_as_its_claim_with_the_opposite(seed_assista
     claim = f"It holds that {YESNO.rstrip('?')}."
     assert fake.rewrites == [YESNO, claim]  # stated, then its opposite written
     on_claim = [p for p in fake.prompts if f"Claim: {claim}" in p]
-    on_opposite = [p for p in fake.prompts if f"Claim: {NEGATED}{claim}" in p]
-    assert len(on_claim) == len(on_opposite) == 1 and _excerpt(on_claim[0]) == _excerpt(on_opposite[0])
+    assert len(on_claim) == len(fake.prompts) == 1 and len(fake.contrasts) == 2
+    assert {_excerpt(p) for p in fake.contrasts} == {_excerpt(on_claim[0])}
+    assert contrast_asked(fake.contrasts[0]) == (claim, NEGATED + claim)
     assert "WildBox" in _excerpt(on_claim[0])
     assert answer.verdict == "yes" and answer.text.startswith("Yes. The abstract states: ")
     c = answer.citations[0]

@@ -122,7 +122,9 @@ def test_yes_no_verdict_and_follow_up_are_announced(seed_assistant: Any) -> None
         ("reading", 1),
         ("StatusEvent", 1),
         ("judging", 1),
-        ("AnswerEvent", 5),  # judged: the question stated as a claim, judged, its opposite written and judged
+        # judged: the question stated as a claim, judged, its opposite written, and the two set against each other
+        # in both orders
+        ("AnswerEvent", 6),
     ]
     assert StepEvent("judging").text == "Weighing the evidence: yes, no or not stated…"
 

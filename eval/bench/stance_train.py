@@ -73,8 +73,7 @@ def read(
             cached_only
             and judge.memo is not None
             and (
-                judge.memo_key(p.statement, p.kind, p.title, ex) not in judge.memo
-                or (p.kind == "claim" and judge.opposite_key(p.statement) not in judge.opposites)
+                judge.memo_key(p.statement, p.kind, p.title, ex) not in judge.memo or not contrast_cached(judge, p, ex)
             )
         ):
             continue
@@ -89,17 +88,29 @@ def read(
     return np.asarray(xs), np.asarray(ys, dtype=int), kept
 
 
+def contrast_cached(judge: StanceJudge, p: Pair, ex: Excerpt) -> bool:
+    """Whether the memos hold the claim's opposite and the forced choice between the two (in both orders) wherever
+    the product would ask them (:func:`rag.answering.stance.wants_opposite`)."""
+    assert judge.memo is not None
+    probs = judge.memo.get(judge.memo_key(p.statement, p.kind, p.title, ex))
+    if probs is None or not wants_opposite(p.kind, probs):
+        return True
+    if judge.opposite_key(p.statement) not in judge.opposites:
+        return False
+    opposite = judge.opposite(p.statement)
+    return opposite is None or all(k in judge.memo for k in judge.contrast_keys(p.statement, opposite, p.title, ex))
+
+
 def pair_features(judge: StanceJudge, p: Pair, ex: Excerpt) -> tuple[np.ndarray, int]:
     """The head's features for one pair as the product computes them (a claim also judged on its opposite, the
     model's rewrite, on the same excerpt, when :func:`rag.answering.stance.wants_opposite`) and the prompt tokens
     the model was asked for (0: all from the memo)."""
     probs, tokens = judge.model_probabilities(p.statement, p.kind, p.title, ex)
-    flipped = None
     opposite = judge.opposite(p.statement) if wants_opposite(p.kind, probs) else None
     if opposite is not None:
-        flipped, more = judge.model_probabilities(opposite, "claim", p.title, ex)
-        tokens += more
-    return features(p.statement, ex, probs, flipped), tokens
+        preferred, more = judge.preference(p.statement, opposite, p.title, ex)
+        return features(p.statement, ex, probs, preferred), tokens + more
+    return features(p.statement, ex, probs), tokens
 
 
 def judge_for(assistant: Assistant, memo: Path | None = None) -> StanceJudge:
@@ -195,7 +206,9 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
                 "train pairs": {k: figures[k]["train pairs"] for k in head_parts},
                 "l2": args.l2,
                 "seed": seed,
-                "command": f"python -m rag.evaluation.bench stance-train --train {args.train} --dev {args.dev} --write",
+                "command": "python -m rag.evaluation.bench stance-train "
+                + ("--cached-only" if args.cached_only else f"--train {args.train} --dev {args.dev}")
+                + " --write",
             },
         )
         import json

@@ -25,6 +25,8 @@ PROMPT_VARIABLES: dict[str, frozenset[str]] = {
     "stance": frozenset({"title", "passage", "statement", "ask"}),
     "stance_system": frozenset(),
     "opposite": frozenset({"claim"}),
+    "contrast": frozenset({"title", "passage", "first", "second"}),
+    "contrast_system": frozenset(),
     "statement": frozenset({"question"}),
 }
 

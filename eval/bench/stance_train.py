@@ -102,7 +102,7 @@ def contrast_cached(judge: StanceJudge, p: Pair, ex: Excerpt) -> bool:
 
 
 def pair_features(judge: StanceJudge, p: Pair, ex: Excerpt) -> tuple[np.ndarray, int]:
-    """The head's features for one pair as the product computes them (a claim also judged on its opposite, the
+    """The head's features for one pair as the product computes them (a claim also set against its opposite, the
     model's rewrite, on the same excerpt, when :func:`rag.answering.stance.wants_opposite`) and the prompt tokens
     the model was asked for (0: all from the memo)."""
     probs, tokens = judge.model_probabilities(p.statement, p.kind, p.title, ex)

@@ -313,11 +313,15 @@ class StanceJudge:
     def model_probabilities(
         self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt
     ) -> tuple[dict[str, float], int]:
-        messages = self.messages(statement, kind, title, excerpt)
+        return self._asked(self.messages(statement, kind, title, excerpt), LABEL_WORDS)
+
+    def _asked(self, messages: list[BaseMessage], labels: tuple[str, ...]) -> tuple[dict[str, float], int]:
+        """The model's probabilities of ``labels`` as its first word after ``messages``, from the memo when it holds
+        them; and the prompt tokens asked (0 from the memo)."""
         key = _key(messages)
         if self.memo is not None and key in self.memo:
             return dict(self.memo[key]), 0
-        probs, usage = label_probabilities(self.chat(), messages, LABEL_WORDS)
+        probs, usage = label_probabilities(self.chat(), messages, labels)
         if self.memo is not None:
             self.memo[key] = dict(probs)
         return probs, int(usage.get("input_tokens") or 0)
@@ -345,15 +349,8 @@ class StanceJudge:
         the opposite; docs/benchmarks.md). Also the prompt tokens it took."""
         eps, tokens, odds = 1e-4, 0, []
         for first, second in ((statement, opposite), (opposite, statement)):
-            messages = self.contrast_messages(first, second, title, excerpt)
-            key = _key(messages)
-            if self.memo is not None and key in self.memo:
-                probs = dict(self.memo[key])
-            else:
-                probs, usage = label_probabilities(self.chat(), messages, CHOICE_LETTERS)
-                tokens += int(usage.get("input_tokens") or 0)
-                if self.memo is not None:
-                    self.memo[key] = dict(probs)
+            probs, asked = self._asked(self.contrast_messages(first, second, title, excerpt), CHOICE_LETTERS)
+            tokens += asked
             odds.append(math.log(max(eps, probs.get("a", 0.0)) / max(eps, probs.get("b", 0.0))))
         return (odds[0] - odds[1]) / 2, tokens
 

@@ -105,12 +105,8 @@ def pair_features(judge: StanceJudge, p: Pair, ex: Excerpt) -> tuple[np.ndarray,
     """The head's features for one pair as the product computes them (a claim also set against its opposite, the
     model's rewrite, on the same excerpt, when :func:`rag.answering.stance.wants_opposite`) and the prompt tokens
     the model was asked for (0: all from the memo)."""
-    probs, tokens = judge.model_probabilities(p.statement, p.kind, p.title, ex)
-    opposite = judge.opposite(p.statement) if wants_opposite(p.kind, probs) else None
-    if opposite is not None:
-        preferred, more = judge.preference(p.statement, opposite, p.title, ex)
-        return features(p.statement, ex, probs, preferred), tokens + more
-    return features(p.statement, ex, probs), tokens
+    probs, preferred, tokens = judge.measured(p.statement, p.kind, p.title, ex, opposite=True)
+    return features(p.statement, ex, probs, preferred), tokens
 
 
 def judge_for(assistant: Assistant, memo: Path | None = None) -> StanceJudge:

@@ -387,6 +387,20 @@ class StanceJudge:
         text = self.opposites[key]["text"]
         return text if text and " ".join(text.split()).lower() != original.lower() else None
 
+    def measured(
+        self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt, *, opposite: bool
+    ) -> tuple[dict[str, float], float | None, int]:
+        """What the model says of ``statement`` on ``excerpt``: its label probabilities and, with ``opposite``
+        where :func:`wants_opposite`, its :meth:`preference` for the statement over its :meth:`opposite` (None when
+        not asked); and the prompt tokens asked. :meth:`judge` and the head's training (``stance-train``) both
+        measure through here, so the head is fitted on exactly what it is later given."""
+        probs, tokens = self.model_probabilities(statement, kind, title, excerpt)
+        flip = self.opposite(statement) if opposite and wants_opposite(kind, probs) else None
+        if flip is None:
+            return probs, None, tokens
+        preferred, more = self.preference(statement, flip, title, excerpt)
+        return probs, preferred, tokens + more
+
     def decide(
         self,
         statement: str,
@@ -417,12 +431,9 @@ class StanceJudge:
         claim and its :meth:`opposite` (written once per claim, on the first excerpt that :func:`wants_opposite`)
         on the same excerpt (:meth:`preference`), and the head weighs both."""
         excerpt = excerpt_of(self.scorer, statement, abstract, sentences=self.sentences)
-        probs, tokens = self.model_probabilities(statement, kind, title, excerpt)
-        preferred = None
-        flip = self.opposite(statement) if opposite and self.head is not None and wants_opposite(kind, probs) else None
-        if flip is not None:
-            preferred, more = self.preference(statement, flip, title, excerpt)
-            tokens += more
+        probs, preferred, tokens = self.measured(
+            statement, kind, title, excerpt, opposite=opposite and self.head is not None
+        )
         calibrated = self.decide(statement, kind, excerpt, probs, preferred)
         stance = max(STANCES, key=lambda s: calibrated[s])
         return Judgement(

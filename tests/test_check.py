@@ -300,3 +300,18 @@ def test_without_a_head_or_a_statement_the_model_reads_the_question_itself(seed_
     fake.statement = lambda question: question  # no statement: the question itself came back
     assert a.ask(YESNO, kind="yesno").verdict == "yes"
     assert fake.rewrites == [YESNO] and len(fake.prompts) == 1 and "Claim:" not in fake.prompts[0]
+
+
+def test_a_list_judgement_is_asked_by_the_one_judge_and_kept_in_its_memo(seed_assistant: Any) -> None:
+    """A list's "does this paper meet the criterion?" goes through the same judge object as a claim's stance
+    (StanceJudge.matches): its P(yes) decides the list, and with a memo (as benchmarks keep) the same list asked
+    again asks the model nothing and lists the same papers."""
+    a, fake = checker(seed_assistant, lambda prompt: {"Yes": 0.9, "No": 0.1} if "WildBox" in prompt else {"No": 1.0})
+    a._pipeline.stance.memo = {}
+    first = a.ask("Which papers release a drone dataset?", kind="list")
+    asked = len(fake.prompts)
+    assert asked > 0 and all(p.rstrip().endswith("Answer (Yes or No):") for p in fake.prompts)
+    assert [i.title for i in first.items] and all("WildBox" in i.title for i in first.items)
+    again = a.ask("Which papers release a drone dataset?", kind="list")
+    assert len(fake.prompts) == asked
+    assert [i.paper_id for i in again.items] == [i.paper_id for i in first.items]

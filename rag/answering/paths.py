@@ -44,7 +44,6 @@ from rag.answering.evidence import (
     select_evidence,
 )
 from rag.answering.headers import HeaderFilter
-from rag.answering.judge import label_probabilities
 from rag.answering.kinds import compare_topic, list_predicate
 from rag.answering.lookup import Lookup
 from rag.answering.names import named_papers
@@ -92,9 +91,9 @@ class YesNo(AnswerPath):
         judge = self.pipeline.stance
         statement = judge.statement_of(prep.standalone) if judge.head is not None else None
         if statement is None:
-            probs, usage = label_probabilities(self.pipeline.chat(), prep.messages, ("yes", "no", "not"))
+            probs, asked = judge.ask(prep.messages, ("yes", "no", "not"))
             shown = {"yes": round(probs["yes"], 4), "no": round(probs["no"], 4), "not stated": round(probs["not"], 4)}
-            return self.decide(probs), shown, int(usage.get("input_tokens") or prep.prompt_tokens)
+            return self.decide(probs), shown, asked or prep.prompt_tokens
         j = judge.judge(statement, ev.title, ev.abstract, kind="claim", opposite=True)
         p = j.probabilities
         shown = {"yes": p["supports"], "no": p["refutes"], "not stated": p["not stated"]}
@@ -316,11 +315,9 @@ def judge_candidate(pipeline: AnswerPipeline, predicate: str, question: str, can
 
 
 def _judge(pipeline: AnswerPipeline, predicate: str, paper: str) -> tuple[float, int]:
-    """P(yes) that ``paper`` (its title and best sentences) satisfies ``predicate``; prompt tokens used."""
-    message = pipeline.judge_template.format(question=predicate, paper=paper)
-    judge = [SystemMessage(pipeline.judge_system), HumanMessage(message)]
-    probs, usage = label_probabilities(pipeline.chat(), judge, ("yes", "no"))
-    return probs["yes"], int(usage.get("input_tokens") or 0)
+    """P(yes) that ``paper`` (its title and best sentences) satisfies ``predicate``, by the one judge
+    (:meth:`rag.answering.stance.StanceJudge.matches`); prompt tokens used."""
+    return pipeline.stance.matches(predicate, paper)
 
 
 def _item(n: int, cand: Candidate, p: float) -> ListItem:

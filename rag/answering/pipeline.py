@@ -135,8 +135,6 @@ class AnswerPipeline:
         self.answer_template = load_prompt("answer")
         self.condense_template = load_prompt("condense")
         self.yesno_template = load_prompt("yesno")
-        self.judge_template = load_prompt("judge")
-        self.judge_system = load_prompt("judge_system").strip()
         self.extract_template = load_prompt("extract")
         #: the same question without the "not stated" option, for an attribute a description can fill
         self.extract_described_template = load_prompt("extract_described")

@@ -1,11 +1,13 @@
 """Does this passage support this statement? The one calibrated judge.
 
-The claim check, yes/no answers and the changed-fact gate all ask the same thing of a paper: does its text
-support the statement, contradict it, or not say? Generated words are a poor answer (the embedded model says
-"yes" to almost anything), so the judge reads the model's *probabilities* for its first answer word — "Yes",
-"No", "Not" — after a fixed prompt, and turns them into calibrated probabilities with a small multinomial
-logistic head that also sees what the embedded models already compute: how close the statement is to the
-excerpt (MiniLM cosine, shared content words) and whether numbers or negations differ.
+The claim check and yes/no answers ask the same thing of a paper: does its text support the statement, contradict
+it, or not say? (The list judge's "does this paper meet the list's criterion?" is asked through the same object,
+:meth:`StanceJudge.matches`, with its own prompt and no head; the changed-fact gate does not ask the model:
+docs/benchmarks.md, "Claims with a changed fact", says why.) Generated words are a poor answer (the embedded model
+says "yes" to almost anything), so the judge reads the model's *probabilities* for its first answer word — "Yes",
+"No", "Not" — after a fixed prompt, and turns them into calibrated probabilities with a small multinomial logistic
+head that also sees what the embedded models already compute: how close the statement is to the excerpt (MiniLM
+cosine, shared content words) and whether numbers or negations differ.
 
 The model cannot tell a contradicting excerpt from a supporting one when asked about the claim alone (asked
 "does it contradict?" it is at chance, docs/benchmarks.md). So a claim is also set against its opposite: the
@@ -297,6 +299,8 @@ class StanceJudge:
         self.contrast_system = load_prompt("contrast_system").strip()
         self.contrast_template = load_prompt("contrast").strip()
         self.statement_template = load_prompt("statement").strip()
+        self.match_system = load_prompt("judge_system").strip()
+        self.match_template = load_prompt("judge")
 
     def messages(self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt) -> list[BaseMessage]:
         user = self.template.format(
@@ -313,9 +317,17 @@ class StanceJudge:
     def model_probabilities(
         self, statement: str, kind: StatementKind, title: str, excerpt: Excerpt
     ) -> tuple[dict[str, float], int]:
-        return self._asked(self.messages(statement, kind, title, excerpt), LABEL_WORDS)
+        return self.ask(self.messages(statement, kind, title, excerpt), LABEL_WORDS)
 
-    def _asked(self, messages: list[BaseMessage], labels: tuple[str, ...]) -> tuple[dict[str, float], int]:
+    def matches(self, criterion: str, paper: str) -> tuple[float, int]:
+        """P(yes) that ``paper`` (its title and best sentences) meets a list's ``criterion`` ("is about protein
+        folding"), from the model's first word after ``prompts/judge.md``; and the prompt tokens asked. Not
+        calibrated by the head: the list path's thresholds (``list_min_yes``) are its calibration."""
+        message = self.match_template.format(question=criterion, paper=paper)
+        probs, tokens = self.ask([SystemMessage(self.match_system), HumanMessage(message)], ("yes", "no"))
+        return probs["yes"], tokens
+
+    def ask(self, messages: list[BaseMessage], labels: tuple[str, ...]) -> tuple[dict[str, float], int]:
         """The model's probabilities of ``labels`` as its first word after ``messages``, from the memo when it holds
         them; and the prompt tokens asked (0 from the memo)."""
         key = _key(messages)
@@ -349,7 +361,7 @@ class StanceJudge:
         the opposite; docs/benchmarks.md). Also the prompt tokens it took."""
         eps, tokens, odds = 1e-4, 0, []
         for first, second in ((statement, opposite), (opposite, statement)):
-            probs, asked = self._asked(self.contrast_messages(first, second, title, excerpt), CHOICE_LETTERS)
+            probs, asked = self.ask(self.contrast_messages(first, second, title, excerpt), CHOICE_LETTERS)
             tokens += asked
             odds.append(math.log(max(eps, probs.get("a", 0.0)) / max(eps, probs.get("b", 0.0))))
         return (odds[0] - odds[1]) / 2, tokens

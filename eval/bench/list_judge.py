@@ -3,12 +3,12 @@
     python -m rag.evaluation.bench list-judge [--model NAME]...
 
 For every list question of eval/data/neurips2026_cross.jsonl (borderline papers left out), each candidate the list
-path would judge (``find_candidates``) is judged once on its best sentences (``_judge``: the model's P(yes), no
-second reading), with the bundled abstracts indexed and each model as the embedded server in turn. Prints, per
-model, the AUC of P(yes) for qualifying against other papers, where P(yes) sits for each, and the pooled precision
-and recall at fixed thresholds: ``RAG_ANSWER__LIST_MIN_YES`` (0.7) was chosen on the 1.5B, and this says whether it
-means the same for another model. A diagnostic over the cross lists: it scores the very questions the list
-metrics use, so nothing here may be tuned on it.
+path would judge (``find_candidates``) is judged once on its best sentences (``StanceJudge.matches``: the model's
+P(yes), no second reading), with the bundled abstracts indexed and each model as the embedded server in turn.
+Prints, per model, the AUC of P(yes) for qualifying against other papers, where P(yes) sits for each, and the pooled
+precision and recall at fixed thresholds: ``RAG_ANSWER__LIST_MIN_YES`` (0.7) was chosen on the 1.5B, and this says
+whether it means the same for another model. A diagnostic over the cross lists: it scores the very questions the
+list metrics use, so nothing here may be tuned on it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rag import Assistant, get_settings
-from rag.answering.paths import _judge, find_candidates, list_predicate
+from rag.answering.paths import find_candidates, list_predicate
 from rag.evaluation.bench.models import DATA, DEFAULT_MODELS
 from rag.evaluation.bench.suite import BenchError, Output
 from rag.evaluation.dataset import ListCase, load_gold, resolve_cases
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
                     predicate = list_predicate(case.question)
                     for cand in find_candidates(pipeline, case.question, None).candidates:
                         if cand.hit.paper_id not in case.borderline_ids:
-                            p, _ = _judge(pipeline, predicate, cand.text)
+                            p, _ = pipeline.stance.matches(predicate, cand.text)
                             (pos if cand.hit.paper_id in case.expected_ids else neg).append(p)
             finally:
                 shared_server(settings).stop()

@@ -305,19 +305,13 @@ def judge_candidate(pipeline: AnswerPipeline, predicate: str, question: str, can
     """P(yes) that the candidate satisfies ``predicate`` (judged on its best sentences for ``question``, and
     again on more of them when unsure); prompt tokens used."""
     s = pipeline.settings.answer
-    p, used = _judge(pipeline, predicate, cand.text)
+    p, used = pipeline.stance.matches(predicate, cand.text)
     if s.list_recheck_from <= p < s.list_min_yes:  # unsure on its best sentences: read more of it
         more = _list_candidates(pipeline, question, [cand.hit], budget=s.list_recheck_tokens)
         if more and more[0].text != cand.text:
-            p, more_used = _judge(pipeline, predicate, more[0].text)
+            p, more_used = pipeline.stance.matches(predicate, more[0].text)
             used += more_used
     return p, used
-
-
-def _judge(pipeline: AnswerPipeline, predicate: str, paper: str) -> tuple[float, int]:
-    """P(yes) that ``paper`` (its title and best sentences) satisfies ``predicate``, by the one judge
-    (:meth:`rag.answering.stance.StanceJudge.matches`); prompt tokens used."""
-    return pipeline.stance.matches(predicate, paper)
 
 
 def _item(n: int, cand: Candidate, p: float) -> ListItem:
@@ -539,7 +533,7 @@ def _on_topic(
     judged = []
     for i, c in enumerate(cands):
         yield StepEvent("judging", done=i, total=len(cands))
-        judged.append((_judge(pipeline, predicate, c.text)[0], c.hit))
+        judged.append((pipeline.stance.matches(predicate, c.text)[0], c.hit))
     return [hit for p, hit in sorted(judged, key=lambda j: -j[0]) if p >= s.list_min_yes]
 
 

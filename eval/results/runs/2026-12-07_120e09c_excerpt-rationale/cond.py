@@ -4,7 +4,7 @@ import json, sys, tempfile
 from pathlib import Path
 import numpy as np
 from rag import Assistant, get_settings
-from rag.answering.stance import excerpt_of, split_sentences, fit_head, is_instruction
+from rag.answering.stance import split_sentences, fit_head
 from rag.evaluation.bench import stance_train as T
 from rag.evaluation.bench._shared import shared_data
 from rag.evaluation.bench._stance import scifact_corpus, split_of

@@ -19,7 +19,6 @@ Xtr, ytr, gtr, chtr = part("train"); Xdv, ydv, gdv, chdv = part("dev")
 # two-stage: decided vs not (head on 7 features + choice), then sign of the choice (threshold t fit on train)
 def pred(Xa, ya, cha, Xb, chb, t):
     Xa = Xa.copy(); Xa[:, 7] = cha; Xb = Xb.copy(); Xb[:, 7] = chb
-    yb2 = (ya != 2).astype(int)
     w, b, m, s = fit_head(Xa, np.where(ya == 2, 2, 0))  # decided (0) vs not (2)
     z = ((Xb - m) / s) @ w.T + b
     decided = z[:, 0] > z[:, 2]

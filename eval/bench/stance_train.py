@@ -1,11 +1,16 @@
 """Fit the stance judge's head on labelled train pairs, report it on dev pairs, write rag/data/stance_head.json.
 
-    python -m rag.evaluation.bench stance-train [--train N] [--dev N] [--write]
+    python -m rag.evaluation.bench stance-train [--train N] [--dev N] [--no-evidence] [--cached-only] [--write]
 
 Pairs come from SciFact claims_train and PubMedQA pqal_dev, split 70/30 by a hash of each id (see
-eval/bench/_stance.py); ``--train N`` / ``--dev N`` read the first N pairs of each split's seeded,
-source-interleaved order. The model is asked once per pair (its label probabilities are kept in
-~/.cache/rag-abstracts/bench-stance, so a rerun, another head or another l2 costs no LLM time). Reported on
+eval/bench/_stance.py). The train set is named, not whatever happens to be cached: the first ``--train N``
+pairs of the train split's seeded, source-interleaved order, plus every SciFact evidence pair of the split
+(source "scifact": a claim against its evidence abstract, or a no-evidence claim against the abstract it cites;
+``--no-evidence`` leaves those out). ``--dev N`` reads the first N dev pairs. The model is asked once per pair
+(its label probabilities are kept in ~/.cache/rag-abstracts/bench-stance, so a rerun, another head or another
+l2 costs no LLM time); ``--cached-only`` asks nothing, leaving out the pairs of the train set that are not
+cached and reading every cached dev pair. The shipped head is written by ``stance-train --write``: from the
+model, or from the memo of its record with ``--memo``, the same head to the byte. Reported on
 dev, per statement kind: accuracy, each stance's recall, the largest predicted/true share ratio and the
 expected calibration error, for the fitted head beside two baselines from the same probabilities: the
 model's own argmax ("raw") and batch calibration (the mean label probability over the train pairs divided
@@ -50,6 +55,12 @@ KINDS = ("claim", "question")
 def add_arguments(ap: argparse._ArgumentGroup) -> None:
     ap.add_argument("--train", type=int, default=420, help="train pairs read (default 420)")
     ap.add_argument("--dev", type=int, default=200, help="dev pairs read (default 200)")
+    ap.add_argument(
+        "--no-evidence",
+        dest="evidence",
+        action="store_false",
+        help="train on the first --train pairs only, without every SciFact evidence pair of the train split",
+    )
     ap.add_argument("--l2", type=float, default=1.0, help="L2 strength of the head (default 1.0)")
     ap.add_argument("--write", action="store_true", help=f"write rag/data/{HEAD_FILE}")
     ap.add_argument("--memo", type=Path, default=None, help="label-probability cache (default in ~/.cache)")
@@ -58,6 +69,13 @@ def add_arguments(ap: argparse._ArgumentGroup) -> None:
         action="store_true",
         help="read every pair of each split whose label probabilities are cached, ask the model nothing",
     )
+
+
+def train_set(shared: Path, seed: int, n: int, evidence: bool = True) -> list[Pair]:
+    """The head's train pairs: the first ``n`` of the train split's seeded, interleaved order, then (``evidence``)
+    every SciFact evidence pair after them, in that order."""
+    items = pairs(shared, "train", seed)
+    return items[:n] + ([p for p in items[n:] if p.source == "scifact"] if evidence else [])
 
 
 def read(
@@ -158,9 +176,18 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
     assistant = Assistant.from_settings(get_settings(data_dir=data_dir))
     judge = judge_for(assistant, args.memo)
     seed = 0 if args.seed is None else args.seed
-    n_train, n_dev = (None, None) if args.cached_only else (args.train, args.dev)
-    train = read(judge, pairs(shared, "train", seed)[:n_train], "train", out, cached_only=args.cached_only)
-    dev = read(judge, pairs(shared, "dev", seed)[:n_dev], "dev", out, cached_only=args.cached_only)
+    wanted = train_set(shared, seed, args.train, args.evidence)
+    train = read(judge, wanted, "train", out, cached_only=args.cached_only)
+    missing = len(wanted) - len(train[2])
+    if args.write and missing:
+        raise SystemExit(
+            f"not written: {missing} of the {len(wanted)} train pairs are not in the memo, and the shipped head is "
+            "fitted on all of them (run without --cached-only to ask the model for them)"
+        )
+    dev_items = pairs(shared, "dev", seed)
+    dev = read(
+        judge, dev_items if args.cached_only else dev_items[: args.dev], "dev", out, cached_only=args.cached_only
+    )
     head_parts: dict[str, Any] = {}
     figures: dict[str, Any] = {"features": list(FEATURES), "label words": list(LABEL_WORDS)}
     for kind in KINDS:
@@ -203,7 +230,8 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
                 "l2": args.l2,
                 "seed": seed,
                 "command": "python -m rag.evaluation.bench stance-train "
-                + ("--cached-only" if args.cached_only else f"--train {args.train} --dev {args.dev}")
+                + f"--train {args.train}"
+                + ("" if args.evidence else " --no-evidence")
                 + " --write",
             },
         )

@@ -134,3 +134,28 @@ def test_embedders_corpus_subset_keeps_every_relevant_abstract_and_is_seeded(tmp
     assert len(first) == len(set(first)) == 10 and {"3", "41"} <= set(first)
     assert first == sorted(first, key=int)  # corpus order kept
     assert subset(29, "b.jsonl.gz") == first and subset(30, "c.jsonl.gz") != first
+
+
+def test_stance_train_set_is_named_first_n_then_every_scifact_evidence_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped head's train set is a function of the data and the seed (so `stance-train --write` rebuilds it
+    from the model), not of what a memo happens to hold: the first n pairs of the interleaved order, then every
+    later SciFact evidence pair in order, and nothing else."""
+    from rag.evaluation.bench import stance_train
+    from rag.evaluation.bench._stance import Pair
+
+    def pair(source: str, key: int) -> Pair:
+        return Pair(source, str(key), f"claim {key}", "claim", "", "abstract", "supports")
+
+    order = [pair(s, i) for i, s in enumerate(["scifact", "pubmedqa", "scifact-hard"] * 4)]
+    seen: list[tuple[str, int]] = []
+
+    def fake_pairs(shared: Path, split: str, seed: int = 0) -> list[Pair]:
+        seen.append((split, seed))
+        return order
+
+    monkeypatch.setattr(stance_train, "pairs", fake_pairs)
+    chosen = stance_train.train_set(Path("."), 7, 4)
+    assert chosen[:4] == order[:4]
+    assert chosen[4:] == [p for p in order[4:] if p.source == "scifact"] and len(chosen) == 4 + 2
+    assert stance_train.train_set(Path("."), 7, 4, evidence=False) == order[:4]
+    assert seen == [("train", 7), ("train", 7)]

@@ -232,6 +232,8 @@ def run(args: argparse.Namespace, out: Output) -> dict[str, Any]:
                 "command": "python -m rag.evaluation.bench stance-train "
                 + f"--train {args.train}"
                 + ("" if args.evidence else " --no-evidence")
+                + ("" if args.l2 == 1.0 else f" --l2 {args.l2}")
+                + ("" if seed == 0 else f" --seed {seed}")
                 + " --write",
             },
         )

@@ -131,9 +131,9 @@ def ask(page: Any, question: str) -> None:
 
 def upload(page: Any, path: Path, attempts: int = 3) -> None:
     """Give ``path`` to the Corpus tab's upload box, as a user picking it, and wait until the box shows its name.
-    The tab mounts its components when first shown, and a file given before the box listens is dropped without a
-    word (seen in two full runs on loaded machines: the name never appeared in 60 s, while the same test alone
-    passes in 15 s); the user's remedy is to pick the file again, and so is this one's."""
+    The tab mounts its components when first shown; in two full runs on loaded machines the name never appeared in
+    60 s, while the same test alone passes in 15 s: most likely the file was given before the box listened, and
+    was dropped without a word. The user's remedy is to pick the file again, and so is this one's."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page.locator("#rag-upload").wait_for(state="visible", timeout=30_000)

@@ -3,9 +3,9 @@ from rag.answering import stance as S
 rows = [r for r in json.load(open('pqa_feats.json')) if r['split']=='dev']
 head = S.bundled_head()
 X = np.array([r['x'] for r in rows]); lab = np.array([r['label'] for r in rows])
+from rag.evaluation.metrics import auc as roc_auc
 def auc(s, pos, neg):
-    a, b = s[pos], s[neg]
-    return (np.mean(a[:,None] > b[None,:]) + 0.5*np.mean(a[:,None]==b[None,:]))
+    return roc_auc(s[pos].tolist(), s[neg].tolist())
 yn = lab != 'maybe'
 P = np.array([[head.probabilities(r['kind'], np.array(r['x']))[s] for s in S.STANCES] for r in rows])
 s = np.log(P[:,0]/P[:,1])

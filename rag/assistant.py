@@ -434,7 +434,11 @@ class Assistant:
         t0 = time.perf_counter()
         hits = self.search(claim, k=k or self.settings.check.k, where=filters)
         retrieval = time.perf_counter() - t0
-        checker = ClaimChecker(self._pipeline.stance, min_probability=self.settings.check.min_probability)
+        checker = ClaimChecker(
+            self._pipeline.stance,
+            min_probability=self.settings.check.min_probability,
+            skip_far=self.settings.check.skip_far,
+        )
 
         def events() -> Iterator[CheckStreamEvent]:
             yield StatusEvent(standalone_question=claim, sources=hits)

@@ -578,6 +578,11 @@ class PaperStance(BaseModel):
     decided: bool = Field(
         default=False, description="The stance counts towards the verdict (not 'not stated', probability high enough)."
     )
+    asked: bool = Field(
+        default=True,
+        description="The model read the paper; False: its best sentences are too far from the claim to ask "
+        "(check.skip_far), so it is not stated.",
+    )
 
 
 class ClaimCheck(BaseModel):

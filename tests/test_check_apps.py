@@ -69,7 +69,9 @@ def test_cli_streams_each_judged_paper_then_the_verdict_with_the_counts(seed_ass
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     rows = [line for line in lines if re.match(r"\[\d\] ", line)]
-    assert len(rows) == 4 == sum("It is false that" not in p for p in fake.prompts)  # one judgement per paper
+    # one judgement per paper, but for those too far from the claim to ask (check.skip_far)
+    not_asked = sum("(not asked: far from the claim)" in row for row in rows)
+    assert len(rows) == 4 == sum("It is false that" not in p for p in fake.prompts) + not_asked
     assert [row.split("]")[0] for row in rows] == ["[1", "[2", "[3", "[4"]
     m = re.match(r'\[1\] supports \d\.\d\d  WildBox — "(.+)"$', rows[0])  # the calibrated probability
     assert m and "WildBox" in m.group(1), rows[0]
@@ -243,6 +245,8 @@ def test_ui_check_shows_status_at_once_then_each_paper_then_the_verdict_meter(se
     assert 'role="img" aria-label="1 support, 0 refute, 2 not stated"' in final  # the meter says it in words
     assert "1 support</li>" in final and "2 not stated</li>" in final
     assert re.search(r"\[1\] supports \d\.\d\d", final) and "WildBox" in final
+    far = sum(not p.asked for p in a.check(CLAIM, k=3).papers)  # papers too far from the claim say so
+    assert far and final.count("(not asked: far from the claim)") == far
 
 
 def test_ui_check_refuses_an_empty_claim_and_reports_errors_in_one_line(seed_assistant: Any) -> None:

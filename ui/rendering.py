@@ -303,6 +303,8 @@ def format_stance_html(paper: PaperStance) -> str:
     quoted (all escaped); a stance under the threshold is shown and marked as not counted."""
     counted = paper.decided or paper.stance == "not stated"
     note = "" if counted else ' <span class="rag-stance-note">(not counted: under the threshold)</span>'
+    if not paper.asked:
+        note += ' <span class="rag-stance-note">(not asked: far from the claim)</span>'
     label = f"{_STANCE_WORDS.get(paper.stance, paper.stance)} {paper.probability:.2f}"
     verb = "does not state" if paper.stance == "not stated" else paper.stance
     help_text = f"The judge's probability that this paper {verb} the claim"

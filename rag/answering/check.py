@@ -36,14 +36,16 @@ def verdict_of(papers: Sequence[PaperStance]) -> tuple[ClaimVerdict, dict[str, i
 class ClaimChecker:
     """Judges the papers found for a claim, one by one."""
 
-    def __init__(self, judge: StanceJudge, *, min_probability: float = 0.5) -> None:
+    def __init__(self, judge: StanceJudge, *, min_probability: float = 0.5, skip_far: bool = True) -> None:
         self.judge = judge
         self.min_probability = min_probability
+        #: papers too far from the claim are not read by the model (:func:`rag.answering.stance.too_far`)
+        self.skip_far = skip_far
 
     def stance(self, n: int, claim: str, hit: SearchHit) -> PaperStance:
         abstract = hit.abstract or hit.text
         # also asked the other way round: an excerpt that refutes the claim supports its opposite
-        j = self.judge.judge(claim, hit.title, abstract, kind="claim", opposite=True)
+        j = self.judge.judge(claim, hit.title, abstract, kind="claim", opposite=True, skip_far=self.skip_far)
         s, e = trimmed_span(abstract, j.excerpt.best)
         return PaperStance(
             n=n,
@@ -55,6 +57,7 @@ class ClaimChecker:
             quote=abstract[s:e],
             span=(s, e),
             decided=j.stance != "not stated" and j.probability >= self.min_probability,
+            asked=j.asked,
         )
 
     def events(

@@ -543,6 +543,7 @@ def _settings_of(ctx: click.Context) -> Any:
 def format_stance_line(paper: PaperStance) -> str:
     """One judged paper on one line: ``[3] supports 0.82  Title — "quote"``."""
     mark = "" if paper.decided or paper.stance == "not stated" else " (not counted)"
+    mark += "" if paper.asked else " (not asked: far from the claim)"
     quote = " ".join(format_display(paper.quote).split())
     return f'[{paper.n}] {paper.stance} {paper.probability:.2f}{mark}  {format_display(paper.title)} — "{quote}"'
 

@@ -97,6 +97,7 @@ def stance_json(paper: PaperStance) -> dict[str, Any]:
         "quote": paper.quote,
         "span": list(paper.span),
         "decided": paper.decided,
+        "asked": paper.asked,
     }
 
 

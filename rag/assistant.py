@@ -17,6 +17,7 @@ from rag.answering.history import History, normalise_history
 from rag.answering.parts import MultiPart, split_question
 from rag.answering.paths import PATHS, find_candidates
 from rag.answering.pipeline import AnswerPipeline, LLMFailures
+from rag.answering.stance import FAR_EMBEDDER
 from rag.answering.table import TablePath, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError, StoppedError
@@ -437,7 +438,9 @@ class Assistant:
         checker = ClaimChecker(
             self._pipeline.stance,
             min_probability=self.settings.check.min_probability,
-            skip_far=self.settings.check.skip_far,
+            # the rule's thresholds are MiniLM cosines: with another embedder every paper is asked
+            skip_far=self.settings.check.skip_far
+            and (self.settings.embedding.provider, self.settings.embedding.model) == FAR_EMBEDDER,
         )
 
         def events() -> Iterator[CheckStreamEvent]:

@@ -93,6 +93,15 @@ def test_a_paper_far_from_the_claim_is_not_asked(seed_assistant: Any) -> None:
         assert p.stance == "not stated" and p.probabilities == FAR_PROBABILITIES and not p.decided
     a, fake = checker(seed_assistant, k=6, skip_far=False)
     assert all(p.asked for p in a.check(CLAIM).papers) and len(fake.prompts) == 6
+    # the thresholds are MiniLM cosines: under another embedder's settings every paper is asked
+    other = seed_assistant.settings.model_copy(
+        update={
+            "embedding": seed_assistant.settings.embedding.model_copy(update={"model": "wordllama-l2-supercat-256"})
+        }
+    )
+    fake = LabelChatModel(probs=by_words)
+    a = Assistant(other, embeddings=seed_assistant.embeddings, chat_model=fake)
+    assert all(p.asked for p in a.check(CLAIM, k=6).papers) and len(fake.prompts) == 6
 
 
 @pytest.mark.parametrize(

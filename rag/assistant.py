@@ -17,7 +17,7 @@ from rag.answering.history import History, normalise_history
 from rag.answering.parts import MultiPart, split_question
 from rag.answering.paths import PATHS, find_candidates
 from rag.answering.pipeline import AnswerPipeline, LLMFailures
-from rag.answering.stance import FAR_EMBEDDER
+from rag.answering.stance import JUDGE_EMBEDDER
 from rag.answering.table import TablePath, parse_attributes
 from rag.corpus import bundled_corpus, read_corpora
 from rag.errors import EmptyIndexError, QuestionError, RagError, StoppedError
@@ -110,6 +110,7 @@ class Assistant:
                             is_down=is_llm_failure,
                             restarted=self._embedded_server_died,
                         ),
+                        judge_embed=self._judge_embed(),
                         preparations={kind: path.preparation for kind, path in PATHS.items()},
                     )
         return self._pipeline_
@@ -134,6 +135,36 @@ class Assistant:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)
+
+    def _judge_embed(self) -> Callable[[list[str]], np.ndarray] | None:
+        """The stance judge's embedder when the index uses another one than the judge was fitted with (None: the
+        index's): its excerpts, the head's cosine feature and the far rule are MiniLM's, and another model's cosines
+        are on another scale. Built on the judge's first use."""
+        s = self.settings.embedding
+        if (s.provider, s.model) == JUDGE_EMBEDDER:
+            return None
+        own = self.settings.model_copy(
+            update={
+                "embedding": s.model_copy(
+                    update={
+                        "provider": JUDGE_EMBEDDER[0],
+                        "model": JUDGE_EMBEDDER[1],
+                        "base_url": None,
+                        "api_key": None,
+                    }
+                )
+            }
+        )
+        made: list[Embeddings] = []
+        lock = threading.Lock()
+
+        def embed(texts: list[str]) -> np.ndarray:
+            with lock:
+                if not made:
+                    made.append(make_embeddings(own))
+            return np.asarray(made[0].embed_documents(list(texts)), dtype=np.float32)
+
+        return embed
 
     def _retrieve_for_answer(
         self, question: str, k: int | None, where: dict[str, Any] | None, mode: RetrievalMode | None = None
@@ -438,9 +469,7 @@ class Assistant:
         checker = ClaimChecker(
             self._pipeline.stance,
             min_probability=self.settings.check.min_probability,
-            # the rule's thresholds are MiniLM cosines: with another embedder every paper is asked
-            skip_far=self.settings.check.skip_far
-            and (self.settings.embedding.provider, self.settings.embedding.model) == FAR_EMBEDDER,
+            skip_far=self.settings.check.skip_far,
         )
 
         def events() -> Iterator[CheckStreamEvent]:

@@ -93,15 +93,26 @@ def test_a_paper_far_from_the_claim_is_not_asked(seed_assistant: Any) -> None:
         assert p.stance == "not stated" and p.probabilities == FAR_PROBABILITIES and not p.decided
     a, fake = checker(seed_assistant, k=6, skip_far=False)
     assert all(p.asked for p in a.check(CLAIM).papers) and len(fake.prompts) == 6
-    # the thresholds are MiniLM cosines: under another embedder's settings every paper is asked
-    other = seed_assistant.settings.model_copy(
-        update={
-            "embedding": seed_assistant.settings.embedding.model_copy(update={"model": "wordllama-l2-supercat-256"})
-        }
+
+
+def test_the_judge_reads_minilm_whatever_the_index_embeds_with(seed_assistant: Any) -> None:
+    """The head and the far rule were fitted on MiniLM cosines: an index of another embedder (here its settings say
+    wordllama) gets the same excerpts, the same papers not asked and the same prompts, from the judge's own MiniLM."""
+    a, fake = checker(seed_assistant, k=6)
+    default = a.check(CLAIM)
+    embedding = seed_assistant.settings.embedding.model_copy(update={"model": "wordllama-l2-supercat-256"})
+    other_fake = LabelChatModel(probs=by_words)
+    b = Assistant(
+        seed_assistant.settings.model_copy(update={"embedding": embedding}),
+        embeddings=seed_assistant.embeddings,
+        chat_model=other_fake,
     )
-    fake = LabelChatModel(probs=by_words)
-    a = Assistant(other, embeddings=seed_assistant.embeddings, chat_model=fake)
-    assert all(p.asked for p in a.check(CLAIM, k=6).papers) and len(fake.prompts) == 6
+    assert b._pipeline.stance.scorer is not b._pipeline.scorer and a._pipeline.stance.scorer is a._pipeline.scorer
+    judged = b.check(CLAIM, k=6)
+    assert [(p.paper_id, p.asked, p.quote) for p in judged.papers] == [
+        (p.paper_id, p.asked, p.quote) for p in default.papers
+    ]
+    assert other_fake.prompts == fake.prompts and any(not p.asked for p in judged.papers)
 
 
 @pytest.mark.parametrize(

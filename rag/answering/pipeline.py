@@ -115,6 +115,7 @@ class AnswerPipeline:
         cpu: contextlib.AbstractContextManager[Any] | None = None,
         failures: LLMFailures | None = None,
         preparations: Mapping[str, Preparation] | None = None,
+        judge_embed: Embed | None = None,
     ) -> None:
         self.settings = settings
         self.retrieve = retrieve
@@ -140,7 +141,10 @@ class AnswerPipeline:
         self.extract_described_template = load_prompt("extract_described")
         #: the one calibrated judge of "does this passage support this statement?" (its head fitted for one model)
         head = head_for(settings.llm.model, own_file=settings.llm.gguf is not None)
-        self.stance = StanceJudge(self.chat, self.scorer, head, sentences=settings.check.sentences)
+        #: (its excerpts, cosines and head read the embedder it was fitted with: ``judge_embed`` when the index has
+        #: another one)
+        judge_scorer = SentenceScorer(judge_embed) if judge_embed is not None else self.scorer
+        self.stance = StanceJudge(self.chat, judge_scorer, head, sentences=settings.check.sentences)
 
     def chat(self) -> BaseChatModel:
         """The chat model (built on first use: the embedded server starts then)."""

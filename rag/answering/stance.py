@@ -92,8 +92,9 @@ FAR_COSINE, FAR_COSINE_LITTLE_OVERLAP, LITTLE_OVERLAP = 0.4, 0.5, 0.3
 #: claim pairs that :func:`too_far` holds for (supports / refutes / not stated 13 / 2 / 81 of them; the head
 #: called 94 of the 96 not stated)
 FAR_PROBABILITIES: dict[Stance, float] = {"supports": 0.09, "refutes": 0.05, "not stated": 0.86}
-#: the embedder (provider, model) those cosines were measured with: another one's cosines are on another scale
-FAR_EMBEDDER = ("local", "all-MiniLM-L6-v2-int8")
+#: the embedder (provider, model) the judge's excerpts, cosines, head and far rule were measured with; with an index
+#: of another embedder the judge still embeds with this one (another model's cosines are on another scale)
+JUDGE_EMBEDDER = ("local", "all-MiniLM-L6-v2-int8")
 
 
 @dataclass(frozen=True)

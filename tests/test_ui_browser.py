@@ -60,11 +60,12 @@ def serve(
     chat_model: Any = None,
     mode: str = "extractive",
     llm: dict[str, Any] | None = None,
+    check: dict[str, Any] | None = None,
 ) -> Iterator[str]:
     """The UI on ``corpus`` (extractive answers by default), served on 127.0.0.1 while the generator lives."""
     from rag.ui.app import launch
 
-    settings = Settings(data_dir=data_dir, answer={"mode": mode}, llm=llm or {})
+    settings = Settings(data_dir=data_dir, answer={"mode": mode}, llm=llm or {}, check=check or {})
     assistant = Assistant(settings, embeddings=embeddings, chat_model=chat_model)
     assistant.ingest(corpus)
     port = free_port()
@@ -686,7 +687,12 @@ def check_server(tmp_path_factory: pytest.TempPathFactory, minilm: Any, embeddin
     # named as a model the bundled stance head was not fitted on: the fake's label probabilities are then the
     # stances as they are, and what this tests (the tab) does not move each time the head is refitted
     llm = {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
-    yield from serve(tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, judge, mode="llm", llm=llm)
+    # every paper goes through the (slow) fake, so that progress and Stop are seen between papers: papers far from
+    # the claim would otherwise be judged at once without it (check.skip_far, tested in tests/test_check.py)
+    check = {"skip_far": False}
+    yield from serve(
+        tmp / "data", CachedEmbeddings(minilm, embedding_cache), corpus, judge, mode="llm", llm=llm, check=check
+    )
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 from pathlib import Path
 HERE = Path(__file__).parent  # the record folder: each script reads and writes its files here
 import tempfile, numpy as np, json
-from pathlib import Path
 from rag.assistant import Assistant
 from rag.settings import get_settings
 from rag.evaluation.bench.stance_train import judge_for, train_set, read

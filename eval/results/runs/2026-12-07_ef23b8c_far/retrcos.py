@@ -1,7 +1,6 @@
 from pathlib import Path
 HERE = Path(__file__).parent  # the record folder: each script reads and writes its files here
 import json, sys, numpy as np
-from pathlib import Path
 from rag.evaluation.bench.claim_check import index
 from rag.evaluation.bench._stance import scifact_claims, split_of
 from rag.answering.stance import excerpt_of

@@ -1,0 +1,35 @@
+"""The forced choice read on the best sentence alone, for every supporting / refuting claim pair where the
+first choice is weak (|pref| < 0.2) or was not asked; and every pair of any label in that region the head calls decided."""
+import pickle, sys, tempfile, time
+from pathlib import Path
+import numpy as np
+from rag import Assistant, get_settings
+from rag.answering.stance import Excerpt, excerpt_of, bundled_head, STANCES
+from rag.evaluation.bench.stance_train import judge_for
+src, dst = sys.argv[1], sys.argv[2]
+D = pickle.load(open(src, "rb"))
+a = Assistant.from_settings(get_settings(data_dir=Path(tempfile.mkdtemp())))
+j = judge_for(a)
+head = bundled_head()
+out = {}
+t0 = time.time(); k = 0
+for split in ("dev", "train"):
+    for r in D[split]:
+        weak = r["pref"] is None or abs(r["pref"]) < 0.2
+        p = head.probabilities("claim", np.asarray(r["x"]))
+        r["head"] = p
+        decided = max(p, key=p.get) != "not stated"
+        r["pref_best"] = None
+        if not weak or not (r["label"] in (0, 1) or decided):
+            continue
+        opp = r["opp"] or j.opposite(r["claim"])
+        if not opp:
+            continue
+        ex = excerpt_of(j.scorer, r["claim"], r["abstract"], sentences=2)
+        text = r["abstract"][ex.best[0]:ex.best[1]].strip()
+        r["pref_best"], tok = j.preference(r["claim"], opp, "", Excerpt(text=text, spans=(), best=(0, 0), cosine=0.0))
+        r["opp_used"] = opp
+        k += 1
+        if k % 20 == 0:
+            print(f"{k} pairs, {time.time()-t0:.0f} s", file=sys.stderr, flush=True)
+pickle.dump(D, open(dst, "wb"))
